@@ -1,0 +1,100 @@
+"""Command line: a thin shell over importable functions.
+
+Every ``SitegenError`` is printed as its message with exit code 1 (``--debug``
+shows the traceback); heavy modules are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from sitegen.errors import SitegenError
+
+
+def _measure(args: argparse.Namespace) -> None:
+    from sitegen.measure import run_campaign
+    from sitegen.plan.demo import DEMO_PLAN
+    from sitegen.plan.io import load_plan
+
+    plan = load_plan(args.plan) if args.plan else DEMO_PLAN
+    started = time.monotonic()
+
+    def progress(index: int, total: int, record) -> None:
+        metrics = record.metrics
+        rate = f"{metrics.gen_tps:6.1f} tok/s" if metrics and metrics.gen_tps else "      -"
+        status = "FAILED " + (record.failure_reason or "") if record.status == "failed" else ""
+        bar = "#" * (20 * index // total)
+        print(
+            f"\r[{bar:<20}] {index}/{total} {record.trial_id:<28} {rate} {status}",
+            end="\n" if status or index == total else "",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    result = run_campaign(plan, args.data, progress=progress)
+    print(
+        f"campaign {result.directory}: {result.written} trial(s) run, {result.skipped} already "
+        f"recorded, {result.failed} failed, {time.monotonic() - started:.1f} s"
+    )
+
+
+def _build(args: argparse.Namespace) -> None:
+    from sitegen.build import build_site
+
+    started = time.monotonic()
+    report = build_site(data_dir=args.data, site_dir=args.site, project_dir=args.project)
+    print(
+        f"site written to {report.site_dir} ({report.campaigns} campaign(s), "
+        f"{report.records} records) in {time.monotonic() - started:.1f} s; "
+        f"open {report.site_dir / 'index.html'}"
+    )
+
+
+def _schema(args: argparse.Namespace) -> None:
+    from sitegen.pages.schema import write_json_schemas
+
+    for path in write_json_schemas(args.out):
+        print(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sitegen", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    measure = commands.add_parser("measure", help="run a campaign (default: the built-in demo)")
+    measure.add_argument("--plan", type=Path, help="plan file (YAML, TOML or JSON)")
+    measure.add_argument("--data", type=Path, default=Path("data"), help="data directory")
+    measure.set_defaults(func=_measure)
+
+    build = commands.add_parser("build", help="validate records and render the site")
+    build.add_argument("--data", type=Path, default=Path("data"), help="data directory")
+    build.add_argument("--site", type=Path, default=Path("site"), help="output directory")
+    build.add_argument(
+        "--project", type=Path, default=Path("."), help="directory with content/, theme/, mkdocs.yml"
+    )
+    build.set_defaults(func=_build)
+
+    schema = commands.add_parser("schema", help="write the JSON Schemas of plans and records")
+    schema.add_argument("--out", type=Path, default=Path("schema"), help="output directory")
+    schema.set_defaults(func=_schema)
+
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except SitegenError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The engine contract: load one condition once, then stream requests.
+
+An engine reports what arrives and when (``StreamChunk``), then how it ended
+(``StreamEnd``). Turning that into metrics is done once, in
+``sitegen.records.metrics``, so every engine is measured by the same definitions.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
+from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.records.models import DeviceInfo, EngineInfo, Finish, ModelInfo
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One request as handed to an engine."""
+
+    prompt: str
+    max_output_tokens: int
+    temperature: float
+    top_p: float
+    top_k: int
+    seed: int
+    timeout_s: float
+    template_kwargs: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StreamChunk:
+    """One or more generated tokens arriving at monotonic time ``t``."""
+
+    t: float
+    answer: str = ""
+    reasoning: str = ""
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    """How the request ended, with the engine's own counts."""
+
+    t: float
+    finish: Finish
+    generated_tokens: int | None = None
+    prompt_tokens: int | None = None
+    native_tps: float | None = None
+    draft_proposed: int | None = None
+    draft_accepted: int | None = None
+    error: str | None = None
+
+
+StreamEvent = StreamChunk | StreamEnd
+
+
+class Engine(ABC):
+    """A loaded model under one condition. Subclasses load in ``__init__``."""
+
+    engine_id: ClassVar[str]
+    """Registered name."""
+
+    def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
+        self.plan = plan
+        self.condition = condition
+
+    @abstractmethod
+    def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
+        """Run one request; yield chunks as they arrive and end with exactly one StreamEnd.
+
+        Errors of the request itself end the stream with ``finish="error"``; only
+        failures of the engine as a whole raise ``EngineError``.
+        """
+
+    @abstractmethod
+    def count_tokens(self, text: str) -> int:
+        """Input length of ``text`` as this engine would tokenize the request."""
+
+    @abstractmethod
+    def describe(self) -> EngineDescription:
+        """Engine, model, devices and flags, for provenance."""
+
+    def memory_probes(self) -> list[MemoryProbe]:
+        """What to sample for peak memory; by default this process's RSS (in-process engines)."""
+        return [ProcessRssProbe(os.getpid())]
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the model."""
+
+
+@dataclass(frozen=True)
+class EngineDescription:
+    """Provenance an engine reports about itself."""
+
+    engine: EngineInfo
+    model: ModelInfo
+    devices: list[DeviceInfo]
+    flags: dict[str, str]
+    driver: str | None = None
+    interconnect: str | None = None

@@ -1,0 +1,187 @@
+"""``llamacpp-embedded``: llama.cpp's own server code in-process via the xllamacpp wheel.
+
+Requests go through ``Server.handle_completions`` / ``handle_chat_completions``
+with a streaming callback; tokenization uses the server's real HTTP listener on
+127.0.0.1. Switching speculative decoding needs a new server, so one engine
+instance serves one condition.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from sitegen.engine.base import (
+    Engine,
+    EngineDescription,
+    GenerationRequest,
+    StreamChunk,
+    StreamEvent,
+)
+from sitegen.engine.model_files import describe_model, resolve_model_path
+from sitegen.engine.openai_stream import OpenAIStreamParser
+from sitegen.errors import EngineError, MissingDependency
+from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.records.models import DeviceInfo, EngineInfo
+
+_SPEC_TYPES = {
+    "ngram-simple": "NGRAM_SIMPLE",
+    "ngram-map-k": "NGRAM_MAP_K",
+    "ngram-mod": "NGRAM_MOD",
+    "ngram-cache": "NGRAM_CACHE",
+    "draft": "DRAFT_SIMPLE",
+    "draft-mtp": "DRAFT_MTP",
+}
+
+
+def request_body(request: GenerationRequest, api: str) -> dict[str, Any]:
+    """The llama.cpp request for ``request`` (prompt caching off: every trial prefills)."""
+    body: dict[str, Any] = {
+        "max_tokens": request.max_output_tokens,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "top_k": request.top_k,
+        "seed": request.seed,
+        "stream": True,
+        "cache_prompt": False,
+    }
+    if api == "chat":
+        body["messages"] = [{"role": "user", "content": request.prompt}]
+        body["stream_options"] = {"include_usage": True}
+        if request.template_kwargs:
+            body["chat_template_kwargs"] = request.template_kwargs
+    else:
+        body["prompt"] = request.prompt
+    return body
+
+
+class EmbeddedLlamaCpp(Engine):
+    engine_id = "llamacpp-embedded"
+
+    def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
+        super().__init__(plan, condition)
+        try:
+            import xllamacpp
+        except ImportError:
+            raise MissingDependency("xllamacpp", "engine llamacpp-embedded", "pip install xllamacpp")
+        self._xllamacpp = xllamacpp
+        self._model_path = resolve_model_path(plan.model.source)
+        self._flags = self._configure_flags()
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self._model_path)
+        params.n_ctx = condition.context_capacity
+        params.n_parallel = 1
+        params.port = 0  # any free port on 127.0.0.1
+        if condition.threads:
+            params.cpuparams.n_threads = condition.threads
+            params.cpuparams_batch.n_threads = condition.threads
+        spec = condition.speculative
+        if spec.mode != "off":
+            kind = getattr(xllamacpp.common_speculative_type, f"COMMON_SPECULATIVE_TYPE_{_SPEC_TYPES[spec.mode]}")
+            params.speculative.types = [kind]
+            params.speculative.draft.n_max = spec.draft_max
+            if spec.draft_min is not None:
+                params.speculative.draft.n_min = spec.draft_min
+            if spec.mode == "ngram-simple":
+                params.speculative.ngram_simple.size_n = spec.ngram_size or 3
+                params.speculative.ngram_simple.size_m = spec.draft_max
+            if spec.draft_model:
+                params.speculative.draft.mparams.path = str(resolve_model_path(spec.draft_model))
+        try:
+            self._server = xllamacpp.Server(params)
+        except Exception as exc:  # the wheel raises plain RuntimeError/ValueError
+            raise EngineError(f"llama.cpp could not load {self._model_path.name}: {exc}") from exc
+        self._http = httpx.Client(base_url=self._server.listening_address, timeout=30)
+        self._build = self._http.get("/props").json().get("build_info", "unknown")
+        self._model_info = describe_model(plan.model, self._model_path)
+
+    def _configure_flags(self) -> dict[str, str]:
+        condition = self.condition
+        spec = condition.speculative
+        flags = {
+            "n_ctx": str(condition.context_capacity),
+            "n_parallel": "1",
+            "threads": str(condition.threads or "default"),
+            "cache_prompt": "false",
+            "spec_type": "none" if spec.mode == "off" else spec.mode,
+        }
+        if spec.mode != "off":
+            flags["spec_draft_n_max"] = str(spec.draft_max)
+        if spec.mode == "ngram-simple":
+            flags["spec_ngram_simple_size_n"] = str(spec.ngram_size or 3)
+            flags["spec_ngram_simple_size_m"] = str(spec.draft_max)
+        return flags
+
+    def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
+        parser = OpenAIStreamParser(speculative=self.condition.speculative.mode != "off")
+        chunks: list[StreamChunk] = []
+        deadline = time.monotonic() + request.timeout_s
+        timed_out = False
+
+        def on_chunk(raw: str) -> bool:
+            nonlocal timed_out
+            now = time.monotonic()
+            chunk = parser.feed(json.loads(raw), now)
+            if chunk is not None:
+                chunks.append(chunk)
+            timed_out = now > deadline
+            return timed_out  # True asks the server to stop generating
+
+        body = json.dumps(request_body(request, self.plan.api))
+        if self.plan.api == "chat":
+            self._server.handle_chat_completions(body, on_chunk)
+        else:
+            self._server.handle_completions(body, on_chunk)
+        yield from chunks
+        if timed_out:
+            yield parser.end(error=f"timeout: no end after {request.timeout_s:g} s")
+        else:
+            yield parser.end(t=parser.t_last_event or time.monotonic())
+
+    def count_tokens(self, text: str) -> int:
+        if self.plan.api == "chat":
+            reply = self._http.post(
+                "/apply-template", json={"messages": [{"role": "user", "content": text}]}
+            )
+            text = reply.json()["prompt"]
+            # The chat template already carries the BOS text; parse it as special tokens.
+            tokens = self._http.post(
+                "/tokenize", json={"content": text, "add_special": False, "parse_special": True}
+            )
+        else:
+            tokens = self._http.post("/tokenize", json={"content": text, "add_special": True})
+        return len(tokens.json()["tokens"])
+
+    def describe(self) -> EngineDescription:
+        import platform
+
+        return EngineDescription(
+            engine=EngineInfo(
+                id=self.engine_id,
+                version=f"xllamacpp {self._xllamacpp.__version__}",
+                build=self._build,
+                api=f"in-process {'chat' if self.plan.api == 'chat' else 'completion'}",
+            ),
+            model=self._model_info,
+            devices=[DeviceInfo(id="cpu", name=_cpu_name() or platform.processor() or "cpu")],
+            flags=self._flags,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+        del self._server
+
+
+def _cpu_name() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None

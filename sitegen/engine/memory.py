@@ -1,0 +1,74 @@
+"""Peak memory per device, sampled by a background thread during each request."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Protocol
+
+from sitegen.records.models import DeviceMemory
+
+_PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class MemoryProbe(Protocol):
+    """Reads the current memory of one device."""
+
+    device: str
+    source: str
+
+    def read_mib(self) -> float: ...
+
+
+class ProcessRssProbe:
+    """Resident memory of a local process (the CPU engine's memory)."""
+
+    source = "process-rss"
+
+    def __init__(self, pid: int, device: str = "cpu") -> None:
+        self.device = device
+        self._statm = f"/proc/{pid}/statm"
+
+    def read_mib(self) -> float:
+        with open(self._statm, encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * _PAGE_MIB
+
+
+class PeakMemorySampler:
+    """Context manager: samples every probe each ``interval_s`` and keeps the maxima."""
+
+    def __init__(self, probes: list[MemoryProbe], interval_s: float = 0.05) -> None:
+        self.probes = probes
+        self.interval_s = interval_s
+        self._peaks = [0.0] * len(probes)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memory-sampler", daemon=True)
+
+    def _sample(self) -> None:
+        for index, probe in enumerate(self.probes):
+            self._peaks[index] = max(self._peaks[index], probe.read_mib())
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample()
+
+    def __enter__(self) -> PeakMemorySampler:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def peaks(self) -> list[DeviceMemory]:
+        return [
+            DeviceMemory(
+                device=probe.device,
+                source=probe.source,
+                peak_mib=round(peak, 1),
+                sample_interval_s=self.interval_s,
+            )
+            for probe, peak in zip(self.probes, self._peaks, strict=True)
+        ]

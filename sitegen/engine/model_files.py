@@ -1,0 +1,67 @@
+"""Locating model files and fingerprinting them for provenance."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from functools import cache
+from pathlib import Path
+
+from sitegen.errors import ConfigError, MissingDependency
+from sitegen.plan.models import ModelSpec
+from sitegen.records.models import ModelInfo
+
+
+def resolve_model_path(source: str) -> Path:
+    """``package:<module>`` → ``module.assemble()``; ``package:<module>:<file>`` → a file
+    shipped inside the package; anything else is a filesystem path."""
+    if source.startswith("package:"):
+        _, module_name, *inner = source.split(":", 2)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            package = module_name.replace("_", "-")
+            raise MissingDependency(package, f"model source '{source}'", f"pip install {package}")
+        if inner:
+            path = Path(module.__file__).parent / inner[0]
+        else:
+            path = Path(module.assemble())
+    else:
+        path = Path(source).expanduser()
+    if not path.exists():
+        raise ConfigError(f"model file not found: {path} (from source '{source}')")
+    return path
+
+
+@cache
+def _sha256_of(path: Path, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as model:
+        while block := model.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file; a directory hashes its files' names and hashes in sorted order."""
+    if path.is_dir():
+        lines = [
+            f"{child.relative_to(path)} {file_sha256(child)}"
+            for child in sorted(path.rglob("*"))
+            if child.is_file()
+        ]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    stat = path.stat()
+    return _sha256_of(path, stat.st_size, stat.st_mtime_ns)
+
+
+def describe_model(spec: ModelSpec, path: Path) -> ModelInfo:
+    """Provenance of the model file (no host-specific path)."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return ModelInfo(
+        name=spec.name,
+        file=path.name,
+        sha256=file_sha256(path),
+        size_bytes=sum(f.stat().st_size for f in files),
+        quantization=spec.quantization,
+    )

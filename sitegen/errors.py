@@ -1,0 +1,52 @@
+"""The one exception root: everything meant for the user is a SitegenError.
+
+The CLI prints these as one message with no traceback (``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SitegenError(Exception):
+    """An error whose message is written for the user."""
+
+
+class ConfigError(SitegenError):
+    """A plan, option or configuration value is invalid."""
+
+
+class EngineError(SitegenError):
+    """An engine could not be loaded or failed outside a single request."""
+
+
+class MissingDependency(SitegenError):
+    """An optional package is needed; the message names the install command."""
+
+    def __init__(self, package: str, feature: str, install: str) -> None:
+        super().__init__(f"{feature} needs the package '{package}'. Install it with: {install}")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One validation finding with where it was found."""
+
+    location: str
+    """File, record and field, e.g. ``data/x/records.jsonl:3 (trial t01) → metrics.gen_tps``."""
+    message: str
+    """What is wrong and what to change."""
+    rule: str = "schema"
+    """The rule id (``schema``, ``C-TRUNC``, …)."""
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.location}: {self.message}"
+
+
+class DataError(SitegenError):
+    """Records or content failed validation; carries every issue found."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        self.issues = issues
+        lines = [f"{len(issues)} problem(s) found; nothing was written:"]
+        lines += [f"  {issue}" for issue in issues]
+        super().__init__("\n".join(lines))

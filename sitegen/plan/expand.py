@@ -1,0 +1,73 @@
+"""Expanding a plan into the ordered list of trials it pre-registers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sitegen.plan.models import Plan
+
+Role = Literal["warmup", "measured"]
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One planned request (input to the runner)."""
+
+    trial_id: str
+    condition_id: str
+    input_id: str
+    role: Role
+    repetition: int
+    seed: int
+    order_index: int
+
+
+def expand_trials(plan: Plan) -> list[TrialSpec]:
+    """Every planned request in run order; ids are stable so a campaign can resume."""
+    first_input = plan.inputs[0].id
+    sampling = plan.sampling
+    planned: list[tuple[str, str, Role, int, int]] = []
+
+    def warmups(condition_id: str) -> None:
+        for k in range(plan.warmups):
+            planned.append((condition_id, first_input, "warmup", k, sampling.seed_base + k))
+
+    def measured(condition_id: str, input_id: str, repetition: int) -> None:
+        seed = sampling.seed_base + repetition * sampling.seed_stride
+        planned.append((condition_id, input_id, "measured", repetition, seed))
+
+    if plan.order == "sequential":
+        for condition in plan.conditions:
+            warmups(condition.id)
+            for spec in plan.inputs:
+                for repetition in range(plan.repetitions):
+                    measured(condition.id, spec.id, repetition)
+    else:
+        for condition in plan.conditions:
+            warmups(condition.id)
+        for spec in plan.inputs:
+            for repetition in range(plan.repetitions):
+                # Alternate which condition goes first so neither always runs second.
+                conditions = plan.conditions if repetition % 2 == 0 else plan.conditions[::-1]
+                for condition in conditions:
+                    measured(condition.id, spec.id, repetition)
+
+    return [
+        TrialSpec(
+            trial_id=_trial_id(condition_id, input_id, role, repetition),
+            condition_id=condition_id,
+            input_id=input_id,
+            role=role,
+            repetition=repetition,
+            seed=seed,
+            order_index=index,
+        )
+        for index, (condition_id, input_id, role, repetition, seed) in enumerate(planned)
+    ]
+
+
+def _trial_id(condition_id: str, input_id: str, role: Role, repetition: int) -> str:
+    if role == "warmup":
+        return f"{condition_id}/warmup-{repetition}"
+    return f"{condition_id}/{input_id}/r{repetition}"

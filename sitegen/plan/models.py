@@ -1,0 +1,165 @@
+"""The pre-registered campaign: everything fixed before a request runs.
+
+Do not reorder or rename fields without bumping ``PLAN_SCHEMA_VERSION``: the
+plan's canonical JSON is hashed into every record.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from sitegen.models import StrictModel
+
+PLAN_SCHEMA_VERSION = 1
+
+SpeculativeMode = Literal[
+    "off",
+    "draft-mtp",
+    "draft",
+    "ngram-simple",
+    "ngram-map-k",
+    "ngram-mod",
+    "ngram-cache",
+]
+
+
+class SpeculativeSpec(StrictModel):
+    """Speculative decoding exactly as configured on the engine."""
+
+    mode: SpeculativeMode = "off"
+    """``off``; ``draft-mtp`` (the model's MTP heads); ``draft`` (a separate draft model);
+    ``ngram-*`` (self-speculative lookup in the token history, no extra model)."""
+    draft_max: int | None = Field(default=None, ge=1)
+    """Maximum number of draft tokens proposed per step (``None`` when ``mode`` is off)."""
+    draft_min: int | None = Field(default=None, ge=0)
+    """Minimum number of draft tokens before a draft is verified (engine default if unset)."""
+    ngram_size: int | None = Field(default=None, ge=1)
+    """For ``ngram-*`` modes: the length of the n-gram looked up in the history."""
+    draft_model: str | None = None
+    """For ``draft``: the draft model file or directory."""
+
+    @model_validator(mode="after")
+    def _draft_length_matches_mode(self) -> SpeculativeSpec:
+        if self.mode == "off" and self.draft_max is not None:
+            raise ValueError("draft_max must be unset when mode is 'off'")
+        if self.mode != "off" and self.draft_max is None:
+            raise ValueError(f"mode '{self.mode}' needs draft_max (the maximum draft length)")
+        return self
+
+    @property
+    def label(self) -> str:
+        """Short display name, e.g. ``ngram-simple (≤8)``; never calls an n-gram mode MTP."""
+        return "off" if self.mode == "off" else f"{self.mode} (≤{self.draft_max})"
+
+
+class SamplingSpec(StrictModel):
+    """Sampling settings shared by every request of the plan; the seed varies per trial."""
+
+    temperature: float = Field(default=0.0, ge=0)
+    """Sampling temperature; 0 means greedy decoding."""
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    """Nucleus sampling threshold (1 disables it)."""
+    top_k: int = Field(default=0, ge=0)
+    """Top-k cut-off (0 disables it)."""
+    seed_base: int = Field(default=1234, ge=0)
+    """Seed of repetition 0; repetition r uses ``seed_base + r × seed_stride``."""
+    seed_stride: int = Field(default=100_000, ge=1)
+    """Distance between the seeds of successive repetitions (reference: 100,000)."""
+
+
+class ModelSpec(StrictModel):
+    """Which model file is measured."""
+
+    name: str
+    """Display name of the model, e.g. ``gemma-3-270m``."""
+    source: str
+    """``package:<module>`` (a PyPI package whose ``assemble()`` returns the GGUF path),
+    ``package:<module>:<file inside the package>``, or a filesystem path."""
+    quantization: str
+    """Quantization format as published, e.g. ``Q4_K_M`` or ``EXL3 3.10bpw``."""
+
+
+class ConditionSpec(StrictModel):
+    """One engine configuration; the model is loaded once per condition."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """Stable identifier used in trial ids and file names."""
+    speculative: SpeculativeSpec = SpeculativeSpec()
+    """Speculative decoding of this condition."""
+    context_capacity: int = Field(ge=64)
+    """Allocated context (tokens), distinct from the filled input length."""
+    threads: int | None = Field(default=None, ge=1)
+    """CPU threads for the engine (``None``: the engine's default)."""
+    engine_options: dict[str, str | int | float | bool] = {}
+    """Further engine-specific settings, recorded as flags."""
+
+
+class InputSpec(StrictModel):
+    """One prompt: material and question, padded with filler to a target length."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """Stable identifier used in trial ids."""
+    text: str
+    """The material and question placed after the filler."""
+    target_prompt_tokens: int | None = Field(default=None, ge=1)
+    """Input length to reach with filler (``None``: the text as it is)."""
+    max_output_tokens: int = Field(ge=1)
+    """Output cap for this input."""
+
+
+class Plan(StrictModel):
+    """A measurement campaign, fixed before anything runs (pre-registration)."""
+
+    schema_version: Literal[1] = PLAN_SCHEMA_VERSION
+    """Version of this plan format."""
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """Campaign name; the campaign directory is ``<name>-<first 12 hex of the plan hash>``."""
+    title: dict[Literal["ja", "en"], str]
+    """Report title in each language."""
+    engine: str = "llamacpp-embedded"
+    """Registered engine id (see ``sitegen engines``)."""
+    api: Literal["completion", "chat"] = "completion"
+    """``completion`` sends the prompt as raw text; ``chat`` as one user message."""
+    model: ModelSpec
+    """The measured model."""
+    factor: Literal["speculative"] = "speculative"
+    """The declared factor: conditions compared by a ratio may differ in this alone."""
+    conditions: list[ConditionSpec] = Field(min_length=1)
+    """Engine configurations, in block order."""
+    inputs: list[InputSpec] = Field(min_length=1)
+    """Prompts measured under every condition."""
+    sampling: SamplingSpec = SamplingSpec()
+    """Sampling settings."""
+    template_kwargs: dict[str, str | int | float | bool] = {}
+    """Chat-template arguments (e.g. reasoning effort, thinking on/off)."""
+    repetitions: int = Field(default=3, ge=1)
+    """Measured trials per condition and input."""
+    warmups: int = Field(default=1, ge=0)
+    """Warm-up requests per condition, kept as records and excluded from statistics."""
+    order: Literal["sequential", "interleaved"] = "sequential"
+    """``sequential``: one block per condition; ``interleaved``: conditions alternate per
+    input and repetition (all conditions' engines stay loaded)."""
+    prompt_tolerance_tokens: int = Field(default=4, ge=0)
+    """Allowed distance between actual and target input length; a miss fails the trial."""
+    filler: str = (
+        "参考ログ（回答には使用しないこと / reference log, not to be used for the answer）: "
+        "定期点検は予定どおり完了し、特記事項はありません。"
+    )
+    """Filler sentence repeated before the material to reach the target length."""
+    record_env: list[str] = ["CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "OMP_NUM_THREADS"]
+    """Environment variables whose values are recorded in every record."""
+    request_timeout_s: float = Field(default=600.0, gt=0)
+    """A request running longer is stopped and recorded as failed."""
+
+    @model_validator(mode="after")
+    def _ids_unique(self) -> Plan:
+        for kind, ids in (
+            ("condition", [c.id for c in self.conditions]),
+            ("input", [i.id for i in self.inputs]),
+        ):
+            duplicates = sorted({i for i in ids if ids.count(i) > 1})
+            if duplicates:
+                raise ValueError(f"duplicate {kind} id(s): {', '.join(duplicates)}")
+        return self

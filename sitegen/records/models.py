@@ -1,0 +1,238 @@
+"""Raw measurement records: one ``TrialRecord`` per request, and the campaign manifest.
+
+``schema_version`` comes first; do not reorder or rename fields without bumping it.
+A reader rejects versions it does not know by name.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from sitegen.models import StrictModel
+from sitegen.plan.models import SpeculativeSpec
+
+RECORD_SCHEMA_VERSION = 1
+MANIFEST_SCHEMA_VERSION = 1
+
+Finish = Literal["stop", "length", "error"]
+
+
+class EngineInfo(StrictModel):
+    """Which engine produced the record."""
+
+    id: str
+    """Registered engine id, e.g. ``llamacpp-embedded``."""
+    version: str
+    """Version of the engine package or server, e.g. ``xllamacpp 2026.10.11549``."""
+    build: str
+    """Engine build as it reports itself, e.g. llama.cpp ``b0-unknown``."""
+    api: str
+    """Interface used: ``in-process completion``, ``http chat`` …"""
+
+
+class ModelInfo(StrictModel):
+    """The model file that was measured."""
+
+    name: str
+    """Display name."""
+    file: str
+    """File or directory name (no host-specific path)."""
+    sha256: str
+    """SHA-256 of the model file (of the sorted file hashes for a directory)."""
+    size_bytes: int
+    """Size on disk."""
+    quantization: str
+    """Quantization format."""
+
+
+class DeviceInfo(StrictModel):
+    """A device the engine ran on."""
+
+    id: str
+    """``cpu`` or ``cuda:<index>``."""
+    name: str
+    """Marketing name, e.g. ``NVIDIA H100 PCIe`` or the CPU model."""
+    memory_total_mib: float | None = None
+    """Total memory of the device, when known."""
+
+
+class HostInfo(StrictModel):
+    """The machine that ran the campaign."""
+
+    hostname: str
+    """Host name."""
+    platform: str
+    """Operating system and architecture."""
+    python: str
+    """Python version of the runner."""
+    cpu_count: int
+    """Logical CPUs visible to the runner."""
+    devices: list[DeviceInfo]
+    """Devices in use."""
+    driver: str | None = None
+    """GPU driver version, when a GPU is used."""
+    interconnect: str | None = None
+    """GPU interconnect (e.g. NVLink / PCIe topology), when known."""
+
+
+class Provenance(StrictModel):
+    """Everything needed to reproduce the request."""
+
+    engine: EngineInfo
+    """Engine and version."""
+    model: ModelInfo
+    """Model file."""
+    host: HostInfo
+    """Machine."""
+    flags: dict[str, str]
+    """Engine settings as passed (context size, threads, speculative options …)."""
+    env: dict[str, str | None]
+    """Values of the plan's recorded environment variables (``None``: unset)."""
+    template_kwargs: dict[str, str | int | float | bool]
+    """Chat-template arguments."""
+    sitegen_version: str
+    """Version of the runner."""
+
+
+class Sampling(StrictModel):
+    """Sampling settings of this request."""
+
+    temperature: float
+    """Sampling temperature (0 = greedy)."""
+    top_p: float
+    """Nucleus threshold."""
+    top_k: int
+    """Top-k cut-off (0 = off)."""
+    seed: int
+    """Seed of this request (base, base+100000, base+200000 …)."""
+
+
+class DeviceMemory(StrictModel):
+    """Peak memory of one device during the request."""
+
+    device: str
+    """``cpu`` or ``cuda:<index>``."""
+    source: Literal["process-rss", "nvml-used"]
+    """``process-rss``: resident memory of the engine process; ``nvml-used``: device memory
+    in use (NVML), sampled in a background thread."""
+    peak_mib: float
+    """Highest value observed (MiB)."""
+    sample_interval_s: float
+    """Sampling interval of the background thread."""
+
+
+class TrialMetrics(StrictModel):
+    """Timings and counts of one request. Clock: monotonic; t0 = the request handed to
+    the loaded engine (model load and tokenization excluded)."""
+
+    ttft_s: float | None
+    """First streamed token of any kind (thinking included) − t0."""
+    t_first_visible_s: float | None
+    """First non-empty text, thinking included − t0."""
+    t_first_answer_s: float | None
+    """First non-empty answer text after the thinking section − t0; ``None`` if never reached."""
+    gen_tps: float | None
+    """(n_generated − 1) / (t_last_token − t_first_token): generation rate excluding the first
+    token, with n_generated from the engine's token count. Includes thinking and control
+    tokens; not characters per second."""
+    native_tps: float | None
+    """The engine's own figure (llama.cpp ``timings.predicted_per_second``)."""
+    t_natural_finish_s: float | None
+    """End − t0 when the finish was natural (``stop``), else ``None``."""
+    e2e_s: float
+    """End − t0 for every request."""
+    generated_tokens: int | None
+    """Tokens generated, as counted by the engine."""
+    finish: Finish
+    """``stop`` (natural end), ``length`` (output cap reached) or ``error``."""
+    answer_reached: bool
+    """Whether any answer text (after thinking) was produced."""
+    draft_proposed: int | None
+    """Draft tokens proposed (llama.cpp ``timings.draft_n``); ``None`` without drafting."""
+    draft_accepted: int | None
+    """Draft tokens accepted (``timings.draft_n_accepted``)."""
+    chunks: int
+    """Stream chunks received (a speculative step may deliver several tokens in one)."""
+
+
+class TrialRecord(StrictModel):
+    """One request of a campaign, written once and never changed."""
+
+    schema_version: Literal[1] = RECORD_SCHEMA_VERSION
+    """Version of the record format."""
+    campaign_id: str
+    """``<plan name>-<12 hex of the plan hash>``."""
+    plan_sha256: str
+    """SHA-256 of the canonical plan JSON (pre-registration)."""
+    trial_id: str
+    """Stable id: ``<condition>/<input>/r<repetition>`` or ``<condition>/warmup-<k>``."""
+    condition_id: str
+    """Condition of the plan."""
+    input_id: str
+    """Input of the plan."""
+    role: Literal["warmup", "measured"]
+    """Warm-ups are kept and excluded from statistics."""
+    repetition: int
+    """Repetition index (0-based)."""
+    order_index: int
+    """Position in the pre-registered run order."""
+    status: Literal["ok", "failed"]
+    """``failed``: the request could not be measured as planned; kept, excluded from statistics."""
+    failure_reason: str | None
+    """Why the trial failed (``None`` when ok)."""
+    started_at: str
+    """Wall-clock start (UTC, ISO 8601)."""
+    speculative: SpeculativeSpec
+    """Speculative decoding of the condition."""
+    sampling: Sampling
+    """Sampling of this request."""
+    context_capacity: int
+    """Allocated context (tokens), distinct from the filled input length."""
+    max_output_tokens: int
+    """Output cap."""
+    target_prompt_tokens: int | None
+    """Input length the plan asked for."""
+    prompt_tolerance_tokens: int
+    """Allowed distance from the target."""
+    prompt_tokens: int | None
+    """Actual input length (engine's count)."""
+    prompt: str
+    """The exact prompt text sent (filler included)."""
+    metrics: TrialMetrics | None
+    """Timings and counts; ``None`` when the request never started."""
+    peak_memory: list[DeviceMemory]
+    """Peak memory per device during the request."""
+    text: str
+    """Full answer text. Untrusted data: always escaped, never markup."""
+    reasoning_text: str
+    """Full thinking text (empty if none). Untrusted data."""
+    provenance: Provenance
+    """Engine, model, host, flags and environment."""
+
+
+class ArtifactEntry(StrictModel):
+    """One file of a campaign."""
+
+    path: str
+    """Path relative to the campaign directory."""
+    sha256: str
+    """SHA-256 of the file's bytes."""
+    size_bytes: int
+    """Size of the file."""
+
+
+class Manifest(StrictModel):
+    """The list of a campaign's files with their hashes; a copy verifies against it."""
+
+    schema_version: Literal[1] = MANIFEST_SCHEMA_VERSION
+    """Version of the manifest format."""
+    campaign_id: str
+    """Campaign."""
+    plan_sha256: str
+    """Plan hash."""
+    record_count: int = Field(ge=0)
+    """Records in ``records.jsonl`` when the manifest was written."""
+    artifacts: list[ArtifactEntry]
+    """Every file except the manifest itself, sorted by path."""
