@@ -9,6 +9,9 @@ from sitegen.errors import ConfigError
 
 ENGINES: dict[str, str] = {
     "llamacpp-embedded": "sitegen.engine.llamacpp_embedded:EmbeddedLlamaCpp",
+    "llamacpp-http": "sitegen.engine.llamacpp_http:LlamaCppHttp",
+    "openai": "sitegen.engine.openai_compat:OpenAICompatible",
+    "exllamav3": "sitegen.engine.exllamav3:ExLlamaV3",
     "fake": "sitegen.engine.fake:FakeEngine",
 }
 """Engine id → ``module:class``."""
