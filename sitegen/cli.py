@@ -74,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     build.add_argument("--site", type=Path, default=Path("site"), help="output directory")
     build.add_argument(
-        "--project", type=Path, default=Path("."), help="directory with content/, theme/, mkdocs.yml"
+        "--project",
+        type=Path,
+        default=Path("."),
+        help="directory with content/, theme/, mkdocs.yml",
     )
     build.set_defaults(func=_build)
 

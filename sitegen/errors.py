@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 
 class SitegenError(Exception):
     """An error whose message is written for the user."""
@@ -50,3 +52,11 @@ class DataError(SitegenError):
         lines = [f"{len(issues)} problem(s) found; nothing was written:"]
         lines += [f"  {issue}" for issue in issues]
         super().__init__("\n".join(lines))
+
+
+def pydantic_issues(exc: ValidationError, where: str) -> list[Issue]:
+    """One issue per pydantic error, located as ``where → field.path``."""
+    return [
+        Issue(f"{where} → {'.'.join(str(p) for p in error['loc']) or '(record)'}", error["msg"])
+        for error in exc.errors()
+    ]

@@ -35,7 +35,9 @@ class FakeEngine(Engine):
         n = min(request.max_output_tokens, 8 + request.seed % 5)
         start = time.monotonic()
         for i in range(n):
-            yield StreamChunk(t=start + 0.01 + i * seconds_per_token, answer=FAKE_WORDS[i % 5] + " ")
+            yield StreamChunk(
+                t=start + 0.01 + i * seconds_per_token, answer=FAKE_WORDS[i % 5] + " "
+            )
         spec = self.condition.speculative.mode != "off"
         yield StreamEnd(
             t=start + 0.01 + n * seconds_per_token,

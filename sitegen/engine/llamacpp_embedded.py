@@ -67,7 +67,9 @@ class EmbeddedLlamaCpp(Engine):
         try:
             import xllamacpp
         except ImportError:
-            raise MissingDependency("xllamacpp", "engine llamacpp-embedded", "pip install xllamacpp")
+            raise MissingDependency(
+                "xllamacpp", "engine llamacpp-embedded", "pip install xllamacpp"
+            )
         self._xllamacpp = xllamacpp
         self._model_path = resolve_model_path(plan.model.source)
         self._flags = self._configure_flags()
@@ -81,7 +83,10 @@ class EmbeddedLlamaCpp(Engine):
             params.cpuparams_batch.n_threads = condition.threads
         spec = condition.speculative
         if spec.mode != "off":
-            kind = getattr(xllamacpp.common_speculative_type, f"COMMON_SPECULATIVE_TYPE_{_SPEC_TYPES[spec.mode]}")
+            kind = getattr(
+                xllamacpp.common_speculative_type,
+                f"COMMON_SPECULATIVE_TYPE_{_SPEC_TYPES[spec.mode]}",
+            )
             params.speculative.types = [kind]
             params.speculative.draft.n_max = spec.draft_max
             if spec.draft_min is not None:

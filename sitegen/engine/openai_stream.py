@@ -7,7 +7,12 @@ from typing import Any
 from sitegen.engine.base import StreamChunk, StreamEnd
 from sitegen.records.models import Finish
 
-_FINISH: dict[str, Finish] = {"stop": "stop", "eos": "stop", "tool_calls": "stop", "length": "length"}
+_FINISH: dict[str, Finish] = {
+    "stop": "stop",
+    "eos": "stop",
+    "tool_calls": "stop",
+    "length": "length",
+}
 
 
 class OpenAIStreamParser:

@@ -10,9 +10,8 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from sitegen.errors import ConfigError
+from sitegen.errors import ConfigError, pydantic_issues
 from sitegen.plan.models import Plan
-from sitegen.validation.messages import format_validation_error
 
 
 def load_plan(path: Path) -> Plan:
@@ -33,7 +32,8 @@ def load_plan(path: Path) -> Plan:
     try:
         return Plan.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, str(path))) from exc
+        problems = "\n  ".join(str(issue) for issue in pydantic_issues(exc, str(path)))
+        raise ConfigError(f"invalid plan:\n  {problems}") from exc
 
 
 def canonical_plan_json(plan: Plan) -> str:

@@ -20,7 +20,7 @@ from sitegen.quality.suites import (
     canonical_sha256,
     choice_answer,
     integer_answer,
-    value_format,
+    value_type_label,
 )
 
 DOCUMENT_GENERATOR_VERSION = "1"
@@ -121,7 +121,7 @@ def generate_document_task(
         "待ち時間が発生した原因。記録から判断できない場合は「不明」",
     )
     lines = "\n".join(
-        f"{n}. {item.key}: {what}（{value_format(item)}）"
+        f"{n}. {item.key}: {what}（{value_type_label(item)}）"
         for n, (item, what) in enumerate(zip(items, asked, strict=True), start=1)
     )
     shape = ", ".join(f'"{item.key}": …' for item in items)
@@ -129,9 +129,11 @@ def generate_document_task(
         f"上の業務記録（JSON行、1行1件）だけを使って、次の{len(items)}項目に答えてください。"
         "記録に書かれていないことは推測しないでください。\n"
         f"{lines}\n回答は {{{shape}}} の形のJSONオブジェクト1つだけで答えてください。"
+        "数値には引用符や単位を付けないでください。"
     )
     record_lines = "\n".join(r.model_dump_json() for r in records)
-    material = f"業務記録（JSON行、1行1件、全{len(records)}件）:\n{record_lines}"
+    # No record count in the heading: the row count is one of the scored items.
+    material = f"業務記録（JSON行、1行1件）:\n{record_lines}"
     content = {
         "material": material,
         "question": question,

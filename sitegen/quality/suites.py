@@ -174,28 +174,36 @@ def boolean_answer(value: bool, key: str = "answer") -> AnswerSpec:
     return AnswerSpec(key=key, kind="boolean", value=value)
 
 
-def value_format(spec: AnswerSpec) -> str:
-    """Japanese description of the value a key must hold, used in answer instructions."""
+def value_type_label(spec: AnswerSpec) -> str:
+    """Short Japanese name of the value type a key must hold (used in item lists)."""
     if spec.kind == "integer":
-        return "引用符や単位を付けない整数"
+        return "整数"
     if spec.kind == "decimal":
-        return (
-            f"小数第{spec.decimals}位までの数値（小数第{spec.decimals + 1}位を四捨五入）。"
-            "引用符や単位（%など）は付けない"
-        )
+        return f"小数第{spec.decimals}位までの数値（小数第{spec.decimals + 1}位を四捨五入）"
     if spec.kind == "choice":
-        listed = "".join(f"「{choice}」" for choice in spec.choices or ())
-        return f"{listed}のいずれか1つの文字列"
-    return "true または false（引用符は付けない）"
+        return "".join(f"「{choice}」" for choice in spec.choices or ()) + "のいずれかの文字列"
+    return "true または false"
 
 
-_PLACEHOLDER = {"integer": "整数", "decimal": "数値", "choice": '"文字列"', "boolean": "true/false"}
+_NO_DECORATION = {
+    "integer": "引用符や単位は付けません",
+    "decimal": "引用符や単位（%など）は付けません",
+    "choice": "ほかの言葉は付けません",
+    "boolean": "引用符は付けません",
+}
 
 
 def answer_instruction(spec: AnswerSpec) -> str:
     """The closing instruction of a question: the JSON object and the exact value type."""
-    shape = f'{{"{spec.key}": {_PLACEHOLDER[spec.kind]}}}'
-    return f"回答は {shape} の形のJSONだけで答えてください。値は{value_format(spec)}です。"
+    if spec.kind == "boolean":
+        shape = f'{{"{spec.key}": true}} または {{"{spec.key}": false}}'
+    else:
+        placeholder = {"integer": "整数", "decimal": "数値", "choice": '"文字列"'}[spec.kind]
+        shape = f'{{"{spec.key}": {placeholder}}}'
+    return (
+        f"回答は {shape} の形のJSONだけで答えてください。"
+        f"値は{value_type_label(spec)}で、{_NO_DECORATION[spec.kind]}。"
+    )
 
 
 # --- templates -------------------------------------------------------------------------
@@ -297,8 +305,7 @@ def _units_tokens_per_second(rng: random.Random) -> Made:
     tokens, centiseconds = rng.randint(200, 4000), rng.randint(300, 9000)
     seconds = f"{centiseconds // 100}.{centiseconds % 100:02d}"
     question = (
-        f"{tokens:,}トークンを{seconds}秒で生成しました。"
-        "1秒あたりの生成トークン数はいくつですか。"
+        f"{tokens:,}トークンを{seconds}秒で生成しました。1秒あたりの生成トークン数はいくつですか。"
     )
     return question, decimal_answer(Fraction(tokens * 100, centiseconds), 2)
 
@@ -365,7 +372,8 @@ def _records_completed_average(rng: random.Random) -> Made:
     rows[rng.randrange(len(rows))] = ("完了", rng.randint(1, 40))
     first_id = rng.randint(10, 90)
     lines = [
-        f"案件{first_id + i}: 状態={state}、処理時間{hours}時間" for i, (state, hours) in enumerate(rows)
+        f"案件{first_id + i}: 状態={state}、処理時間{hours}時間"
+        for i, (state, hours) in enumerate(rows)
     ]
     done = [hours for state, hours in rows if state == "完了"]
     question = (
@@ -451,7 +459,9 @@ def _logic_rooms(rng: random.Random) -> Made:
 
 def _logic_order(rng: random.Random) -> Made:
     order = rng.sample(_PEOPLE, rng.randint(4, 5))
-    candidates = [("before", order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))]
+    candidates = [
+        ("before", order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))
+    ]
     candidates += [("right_after", order[i + 1], order[i]) for i in range(len(order) - 1)]
     rng.shuffle(candidates)
 
@@ -474,7 +484,9 @@ def _logic_order(rng: random.Random) -> Made:
         if len(solutions(rest)) == 1:
             rules = rest
     lines = [
-        f"{a}さんは{b}さんより先に発表する。" if relation == "before" else f"{a}さんは{b}さんの直後に発表する。"
+        f"{a}さんは{b}さんより先に発表する。"
+        if relation == "before"
+        else f"{a}さんは{b}さんの直後に発表する。"
         for relation, a, b in rules
     ]
     listed = sorted(order, key=_PEOPLE.index)
@@ -541,10 +553,8 @@ def _evidence_eligibility(rng: random.Random) -> Made:
     if show_rating:
         facts.append(f"直近の評価は{rating}")
     known_failure = (show_tenure and tenure < years_required) or (show_rating and rating == "C")
-    if known_failure:
-        answer = "いいえ"
-    else:
-        answer = "はい" if show_tenure and show_rating else UNKNOWN
+    # A stated fact that fails the rule decides "no" even when the other fact is missing.
+    answer = "いいえ" if known_failure else ("はい" if show_tenure and show_rating else UNKNOWN)
     material = (
         f"規程: 勤続{years_required}年以上で、かつ直近の評価がB以上（S・A・Bのいずれか）の社員が"
         f"研修の対象です。\n人事記録（{name}さん、全文）: {'、'.join(facts)}。"
@@ -609,10 +619,8 @@ def _evidence_attendance(rng: random.Random) -> Made:
     target = rng.choice(names)
     listed = [n for n in names if n != target or rng.randrange(10) >= 4]
     status = {n: rng.choice(("出席", "欠席")) for n in listed}
-    if target in status:
-        answer = "はい" if status[target] == "出席" else "いいえ"
-    else:
-        answer = UNKNOWN
+    attended = status.get(target)
+    answer = UNKNOWN if attended is None else ("はい" if attended == "出席" else "いいえ")
     record = "、".join(f"{n}さん {status[n]}" for n in listed)
     material = f"会議の出席記録（全文）: {record}"
     ask = f"{target}さんはこの会議に出席しましたか。"
@@ -638,43 +646,69 @@ def _template(
 _TEMPLATES: tuple[_Template, ...] = (
     _template("arithmetic.change", "integer", "おつり", "Change", _arithmetic_change),
     _template("arithmetic.budget", "integer", "予算残高", "Budget balance", _arithmetic_budget),
-    _template("arithmetic.discount", "integer", "割引後の合計", "Discounted total", _arithmetic_discount),
+    _template(
+        "arithmetic.discount", "integer", "割引後の合計", "Discounted total", _arithmetic_discount
+    ),
     _template("arithmetic.work_days", "integer", "作業日数", "Work days", _arithmetic_work_days),
     _template("arithmetic.average", "decimal", "平均点", "Average score", _arithmetic_average),
     _template("units.achievement", "decimal", "達成率", "Achievement rate", _units_achievement),
     _template("units.minutes", "integer", "時間の合計（分）", "Total minutes", _units_minutes),
     _template("units.storage", "decimal", "容量換算（GB）", "Storage in GB", _units_storage),
     _template(
-        "units.tokens_per_second", "decimal", "毎秒トークン数", "Tokens per second",
+        "units.tokens_per_second",
+        "decimal",
+        "毎秒トークン数",
+        "Tokens per second",
         _units_tokens_per_second,
     ),
     _template("units.growth", "decimal", "前月比", "Month-over-month change", _units_growth),
-    _template("records.net_shipped", "integer", "出荷−返品の合計", "Net shipped", _records_net_shipped),
     _template(
-        "records.department_sum", "integer", "部署別合計", "Department total",
+        "records.net_shipped", "integer", "出荷−返品の合計", "Net shipped", _records_net_shipped
+    ),
+    _template(
+        "records.department_sum",
+        "integer",
+        "部署別合計",
+        "Department total",
         _records_department_sum,
     ),
     _template(
-        "records.count_threshold", "integer", "条件付き件数", "Count above threshold",
+        "records.count_threshold",
+        "integer",
+        "条件付き件数",
+        "Count above threshold",
         _records_count_threshold,
     ),
     _template("records.top_store", "choice", "最大の店舗", "Top store", _records_top_store),
     _template(
-        "records.completed_average", "decimal", "完了案件の平均", "Average of completed",
+        "records.completed_average",
+        "decimal",
+        "完了案件の平均",
+        "Average of completed",
         _records_completed_average,
     ),
     _template("code.sorted_set", "integer", "重複除去と整列", "Sorted set index", _code_sorted_set),
     _template("code.slice_sum", "integer", "スライスの合計", "Slice sum", _code_slice_sum),
-    _template("code.loop_modulo", "integer", "条件付きループ", "Loop with modulo", _code_loop_modulo),
+    _template(
+        "code.loop_modulo", "integer", "条件付きループ", "Loop with modulo", _code_loop_modulo
+    ),
     _template("code.dict_count", "integer", "辞書での集計", "Dictionary count", _code_dict_count),
     _template("code.while_loop", "integer", "whileループ", "While loop", _code_while_loop),
     _template("logic.rooms", "integer", "会議室の最小数", "Minimum rooms", _logic_rooms),
     _template("logic.order", "choice", "発表順", "Presentation order", _logic_order),
     _template("logic.rule_check", "boolean", "発注規則", "Reorder rule", _logic_rule_check),
-    _template("logic.shift_overlap", "integer", "出勤日の重なり", "Shift overlap", _logic_shift_overlap),
-    _template("logic.sum_difference", "integer", "和と差", "Sum and difference", _logic_sum_difference),
-    _template("evidence.eligibility", "choice", "規程の適用", "Policy eligibility", _evidence_eligibility),
-    _template("evidence.delivery", "choice", "期限内の到着", "Delivery deadline", _evidence_delivery),
+    _template(
+        "logic.shift_overlap", "integer", "出勤日の重なり", "Shift overlap", _logic_shift_overlap
+    ),
+    _template(
+        "logic.sum_difference", "integer", "和と差", "Sum and difference", _logic_sum_difference
+    ),
+    _template(
+        "evidence.eligibility", "choice", "規程の適用", "Policy eligibility", _evidence_eligibility
+    ),
+    _template(
+        "evidence.delivery", "choice", "期限内の到着", "Delivery deadline", _evidence_delivery
+    ),
     _template("evidence.claim", "choice", "主張の裏付け", "Claim support", _evidence_claim),
     _template("evidence.stock", "choice", "在庫の充足", "Stock sufficiency", _evidence_stock),
     _template("evidence.attendance", "choice", "出席の確認", "Attendance", _evidence_attendance),

@@ -1,0 +1,185 @@
+"""Content directives: the functions report pages call to place data.
+
+Pages in ``content/<lang>/`` are jinja2 templates (autoescaped). Prose is written
+there; every figure, table, chart and number comes from a directive such as
+``{{ speed_chart("gen_tps") }}``. A directive renders an autoescaped partial from
+``theme/partials/`` and carries its caveats in the page's language.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import jinja2
+import numpy as np
+import pandas as pd
+from markupsafe import Markup, escape
+
+from sitegen.pages.charts import trials_chart
+from sitegen.pages.downloads import DownloadFile
+from sitegen.pages.i18n import Catalog
+from sitegen.pages.report import Report
+from sitegen.pages.safe_json import script_json
+
+
+def format_number(value: Any, digits: int | None = None) -> str:
+    """Thousands separators; ``digits`` decimals, or a whole number when ``digits`` is None;
+    ``-`` for missing values (None, NaN, pandas NA)."""
+    if (
+        value is None
+        or value is pd.NA
+        or (isinstance(value, float | np.floating) and math.isnan(value))
+    ):
+        return "-"
+    if digits is None:
+        return f"{round(float(value)):,}"
+    return f"{float(value):,.{digits}f}"
+
+
+def html_environment(partials_dir: str) -> jinja2.Environment:
+    """The environment for partials: autoescape on, undefined names are errors."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(partials_dir),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = format_number
+    env.filters["script_json"] = lambda value: Markup(script_json(value))
+    env.filters["text_block"] = text_block
+    return env
+
+
+def text_block(text: str) -> Markup:
+    """Untrusted multi-line text, escaped, with newlines as character references so the
+    surrounding HTML block has no blank line (Markdown would end the block there)."""
+    return Markup(str(escape(text)).replace("\r", "").replace("\n", "&#10;"))
+
+
+def _one_block(html: str) -> Markup:
+    """Partials become one raw-HTML block for the Markdown renderer: no blank lines."""
+    return Markup("\n".join(line for line in html.splitlines() if line.strip()))
+
+
+class Directives:
+    """Directive functions bound to one report (or the home page) and one language."""
+
+    def __init__(
+        self,
+        env: jinja2.Environment,
+        catalog: Catalog,
+        report: Report | None,
+        reports: list[Report],
+        download_files: list[DownloadFile] = (),
+        site_root: str = "",
+    ) -> None:
+        self.env = env
+        self.catalog = catalog
+        self.report = report
+        self.reports = reports
+        self.download_files = list(download_files)
+        self.site_root = site_root
+        """Relative path from the page to the site root, e.g. ``../../../``."""
+
+    def functions(self) -> dict[str, Callable[..., Markup | str]]:
+        names = [
+            "t",
+            "report_title",
+            "report_list",
+            "headline",
+            "speed_chart",
+            "speed_table",
+            "excluded",
+            "conditions_table",
+            "provenance",
+            "downloads",
+            "answers",
+        ]
+        return {name: getattr(self, name) for name in names}
+
+    def _render(self, partial: str, **context: Any) -> Markup:
+        template = self.env.get_template(partial)
+        return _one_block(
+            template.render(
+                t=self.catalog.t, lang=self.catalog.lang, site_root=self.site_root, **context
+            )
+        )
+
+    def _require_report(self) -> Report:
+        if self.report is None:
+            raise jinja2.TemplateRuntimeError("this directive is only available on report pages")
+        return self.report
+
+    def t(self, key: str, **values: object) -> str:
+        """A catalog string (escaped by the page's autoescape)."""
+        return self.catalog.t(key, **values)
+
+    def report_title(self) -> str:
+        return self._require_report().plan.title[self.catalog.lang]
+
+    def report_list(self) -> Markup:
+        return self._render("report_list.html", reports=self.reports)
+
+    def headline(self) -> Markup:
+        report = self._require_report()
+        rows = []
+        summary = report.summary.set_index(["condition_id", "input_id"])
+        for comparison in report.comparisons:
+            key_b = (comparison.baseline, comparison.input_id)
+            key_t = (comparison.treatment, comparison.input_id)
+            if key_b not in summary.index or key_t not in summary.index:
+                continue
+            rows.append(
+                {
+                    "comparison": comparison,
+                    "baseline": summary.loc[key_b],
+                    "treatment": summary.loc[key_t],
+                    "baseline_label": report.condition_label(comparison.baseline),
+                    "treatment_label": report.condition_label(comparison.treatment),
+                }
+            )
+        return self._render("headline.html", report=report, rows=rows)
+
+    def speed_chart(self, metric: str = "gen_tps") -> Markup:
+        report = self._require_report()
+        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
+        spec = trials_chart(report.measured_trials, report.summary, metric, labels, self.catalog)
+        return self._render(
+            "speed_chart.html",
+            report=report,
+            metric=metric,
+            spec=spec,
+            labels=labels,
+            trials=report.measured_trials.sort_values("order_index").to_dict("records"),
+        )
+
+    def speed_table(self) -> Markup:
+        report = self._require_report()
+        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
+        return self._render(
+            "speed_table.html", report=report, rows=report.summary.to_dict("records"), labels=labels
+        )
+
+    def excluded(self) -> Markup:
+        return self._render("excluded.html", report=self._require_report())
+
+    def conditions_table(self) -> Markup:
+        return self._render("conditions.html", report=self._require_report())
+
+    def provenance(self) -> Markup:
+        report = self._require_report()
+        first = report.campaign.records[0].provenance if report.campaign.records else None
+        return self._render("provenance.html", report=report, provenance=first)
+
+    def downloads(self) -> Markup:
+        return self._render(
+            "downloads.html", report=self._require_report(), files=self.download_files
+        )
+
+    def answers(self) -> Markup:
+        report = self._require_report()
+        return self._render("answers.html", report=report, records=report.campaign.records)

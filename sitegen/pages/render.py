@@ -1,0 +1,85 @@
+"""Rendering every page of the site in memory: ``docs path → bytes`` (gather, then write)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from sitegen.errors import DataError, Issue
+from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.downloads import make_downloads
+from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.report import Report
+from sitegen.pages.schema import schema_files
+
+REPORT_PAGES = ("index", "speed", "data")
+"""Pages of one report, in navigation order."""
+
+
+def _page_name(stem: str, lang: str) -> str:
+    # mkdocs-static-i18n "suffix" structure: the default language has no suffix.
+    return f"{stem}.md" if lang == LANGUAGES[0] else f"{stem}.{lang}.md"
+
+
+def _site_root(page: str, lang: str) -> str:
+    """Relative path from a report page's URL to the site root (directory URLs;
+    non-default languages live under ``/<lang>/``)."""
+    depth = 2 + (page != "index") + (lang != LANGUAGES[0])
+    return "../" * depth
+
+
+def content_environment(content_dir: Path) -> jinja2.Environment:
+    """Content pages: jinja2 with autoescape, so a stray ``{{ value }}`` is escaped too."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(content_dir)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def render_docs(
+    reports: list[Report], catalogs: dict[str, Catalog], project_dir: Path
+) -> dict[str, bytes]:
+    """Every file of the mkdocs ``docs`` tree for both languages."""
+    content = content_environment(project_dir / "content")
+    partials = html_environment(str(project_dir / "theme" / "partials"))
+    docs: dict[str, bytes] = {}
+    issues: list[Issue] = []
+
+    def render(template_name: str, directives: Directives) -> str | None:
+        try:
+            return content.get_template(template_name).render(**directives.functions())
+        except jinja2.TemplateError as exc:
+            issues.append(Issue(f"content/{template_name}", str(exc), "directive"))
+            return None
+
+    downloads = {report.slug: make_downloads(report) for report in reports}
+    for lang in LANGUAGES:
+        catalog = catalogs[lang]
+        home = render(f"{lang}/index.md", Directives(partials, catalog, None, reports))
+        if home is not None:
+            docs[_page_name("index", lang)] = home.encode("utf-8")
+        for report in reports:
+            for page in REPORT_PAGES:
+                directives = Directives(
+                    partials,
+                    catalog,
+                    report,
+                    reports,
+                    downloads[report.slug],
+                    site_root=_site_root(page, lang),
+                )
+                text = render(f"{lang}/report/{page}.md", directives)
+                if text is not None:
+                    path = f"reports/{report.slug}/{_page_name(page, lang)}"
+                    docs[path] = text.encode("utf-8")
+    if issues:
+        raise DataError(issues)
+    for report in reports:
+        for file in downloads[report.slug]:
+            docs[f"reports/{report.slug}/downloads/{file.name}"] = file.data
+    for name, data in schema_files().items():
+        docs[f"schema/{name}"] = data
+    return docs

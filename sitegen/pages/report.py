@@ -1,0 +1,74 @@
+"""Everything one report page needs, computed once per campaign (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from sitegen.plan.models import Plan
+from sitegen.statistics.speed import (
+    Comparison,
+    compare_conditions,
+    excluded_counts,
+    measured,
+    speed_summary,
+    trials_frame,
+)
+from sitegen.validation.load import Campaign
+
+
+@dataclass(frozen=True)
+class Report:
+    """One campaign's statistics, ready to render in any language."""
+
+    campaign: Campaign
+    trials: pd.DataFrame
+    """Every record as a row."""
+    summary: pd.DataFrame
+    """Per condition × input speed summary (measured, ok trials)."""
+    comparisons: list[Comparison]
+    excluded: dict[str, int]
+
+    @property
+    def plan(self) -> Plan:
+        return self.campaign.plan
+
+    @property
+    def slug(self) -> str:
+        return self.campaign.campaign_id
+
+    @property
+    def measured_trials(self) -> pd.DataFrame:
+        return measured(self.trials)
+
+    @property
+    def hardware(self) -> str:
+        """Devices as recorded by the first record with devices, e.g. ``cpu: AMD EPYC``."""
+        for record in self.campaign.records:
+            devices = record.provenance.host.devices
+            if devices:
+                names = sorted({d.name for d in devices})
+                return f"{len(devices)}× " + " / ".join(names)
+        return "-"
+
+    @property
+    def uses_ngram(self) -> bool:
+        """Whether a condition uses n-gram self-speculation (never to be called MTP)."""
+        return any(c.speculative.mode.startswith("ngram") for c in self.plan.conditions)
+
+    def condition_label(self, condition_id: str) -> str:
+        condition = next(c for c in self.plan.conditions if c.id == condition_id)
+        return f"{condition.id}: {condition.speculative.label}"
+
+
+def make_report(campaign: Campaign) -> Report:
+    frame = trials_frame(campaign.records)
+    summary = speed_summary(frame)
+    return Report(
+        campaign=campaign,
+        trials=frame,
+        summary=summary,
+        comparisons=compare_conditions(campaign.plan, summary),
+        excluded=excluded_counts(frame),
+    )

@@ -1,0 +1,170 @@
+"""Speed statistics: pure functions from records to tables (SPEC §4.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.records.models import TrialRecord
+
+SPEED_METRICS = ("gen_tps", "native_tps", "ttft_s", "t_first_answer_s", "e2e_s")
+"""Metrics summarized per condition and input."""
+
+
+def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
+    """One row per record (every role and status), the columns published as ``trials.csv``."""
+    rows = []
+    for r in records:
+        m = r.metrics
+        rows.append(
+            {
+                "campaign_id": r.campaign_id,
+                "trial_id": r.trial_id,
+                "order_index": r.order_index,
+                "condition_id": r.condition_id,
+                "input_id": r.input_id,
+                "role": r.role,
+                "status": r.status,
+                "failure_reason": r.failure_reason,
+                "repetition": r.repetition,
+                "seed": r.sampling.seed,
+                "speculative_mode": r.speculative.mode,
+                "draft_max": r.speculative.draft_max,
+                "context_capacity": r.context_capacity,
+                "target_prompt_tokens": r.target_prompt_tokens,
+                "prompt_tokens": r.prompt_tokens,
+                "max_output_tokens": r.max_output_tokens,
+                "generated_tokens": m.generated_tokens if m else None,
+                "finish": m.finish if m else "error",
+                "answer_reached": m.answer_reached if m else False,
+                "ttft_s": m.ttft_s if m else None,
+                "t_first_visible_s": m.t_first_visible_s if m else None,
+                "t_first_answer_s": m.t_first_answer_s if m else None,
+                "t_natural_finish_s": m.t_natural_finish_s if m else None,
+                "e2e_s": m.e2e_s if m else None,
+                "gen_tps": m.gen_tps if m else None,
+                "native_tps": m.native_tps if m else None,
+                "draft_proposed": m.draft_proposed if m else None,
+                "draft_accepted": m.draft_accepted if m else None,
+                "peak_mem_mib": max((d.peak_mib for d in r.peak_memory), default=None),
+                "engine": r.provenance.engine.id,
+                "started_at": r.started_at,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    for column in (
+        "generated_tokens",
+        "prompt_tokens",
+        "draft_proposed",
+        "draft_accepted",
+        "draft_max",
+    ):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def measured(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows that enter statistics: measured role and ok status (warm-ups and failures excluded)."""
+    return frame[(frame["role"] == "measured") & (frame["status"] == "ok")]
+
+
+def excluded_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Warm-ups and failed attempts, counted for the page (C-EXCLUDED)."""
+    return {
+        "warmup": int((frame["role"] == "warmup").sum()),
+        "failed": int(((frame["role"] == "measured") & (frame["status"] == "failed")).sum()),
+        "measured": int(len(measured(frame))),
+    }
+
+
+def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per condition and input: n, median, min and max of each speed metric over measured
+    trials; acceptance = Σ accepted / Σ proposed; finish counts.
+
+    Median is the sample median (mean of the two middle values for even n).
+    """
+    rows = []
+    for (condition_id, input_id), group in measured(frame).groupby(
+        ["condition_id", "input_id"], sort=False
+    ):
+        row: dict[str, object] = {
+            "condition_id": condition_id,
+            "input_id": input_id,
+            "n": len(group),
+            "prompt_tokens": int(group["prompt_tokens"].median()),
+            "context_capacity": int(group["context_capacity"].iloc[0]),
+            "generated_tokens_median": float(group["generated_tokens"].median()),
+            "finish_length": int((group["finish"] == "length").sum()),
+            "answer_not_reached": int((~group["answer_reached"]).sum()),
+        }
+        for metric in SPEED_METRICS:
+            values = group[metric].dropna()
+            row[f"{metric}_n"] = len(values)
+            row[f"{metric}_median"] = float(values.median()) if len(values) else None
+            row[f"{metric}_min"] = float(values.min()) if len(values) else None
+            row[f"{metric}_max"] = float(values.max()) if len(values) else None
+        proposed = group["draft_proposed"].dropna().sum()
+        row["draft_proposed"] = int(proposed) if group["draft_proposed"].notna().any() else None
+        row["draft_accepted"] = (
+            int(group["draft_accepted"].dropna().sum())
+            if row["draft_proposed"] is not None
+            else None
+        )
+        row["acceptance"] = row["draft_accepted"] / proposed if row["draft_proposed"] else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Condition ``treatment`` against ``baseline`` on one input."""
+
+    input_id: str
+    baseline: str
+    treatment: str
+    differing_fields: tuple[str, ...]
+    """Fields other than the declared factor that differ; non-empty → configuration comparison."""
+    baseline_median: float | None
+    treatment_median: float | None
+
+    @property
+    def is_factor_only(self) -> bool:
+        return not self.differing_fields
+
+    @property
+    def ratio(self) -> float | None:
+        """Median gen tok/s ratio, only when the conditions differ in the declared factor alone."""
+        if not self.is_factor_only or not self.baseline_median or self.treatment_median is None:
+            return None
+        return self.treatment_median / self.baseline_median
+
+
+def condition_differences(a: ConditionSpec, b: ConditionSpec, factor: str) -> tuple[str, ...]:
+    """Fields in which two conditions differ, except the id and the declared factor."""
+    left, right = a.model_dump(exclude={"id", factor}), b.model_dump(exclude={"id", factor})
+    return tuple(sorted(k for k in left if left[k] != right[k]))
+
+
+def compare_conditions(plan: Plan, summary: pd.DataFrame) -> list[Comparison]:
+    """Every non-baseline condition against the plan's first condition, per input.
+
+    The first condition is the baseline (e.g. speculative off). A ratio is offered
+    only where the two differ in the declared factor alone (C-CONFDIFF).
+    """
+    baseline, *others = plan.conditions
+    medians = {(row.condition_id, row.input_id): row.gen_tps_median for row in summary.itertuples()}
+    return [
+        Comparison(
+            input_id=spec.id,
+            baseline=baseline.id,
+            treatment=other.id,
+            differing_fields=condition_differences(baseline, other, plan.factor),
+            baseline_median=medians.get((baseline.id, spec.id)),
+            treatment_median=medians.get((other.id, spec.id)),
+        )
+        for spec in plan.inputs
+        for other in others
+    ]
