@@ -27,9 +27,10 @@ def _measure(args: argparse.Namespace) -> None:
         rate = f"{metrics.gen_tps:6.1f} tok/s" if metrics and metrics.gen_tps else "      -"
         status = "FAILED " + (record.failure_reason or "") if record.status == "failed" else ""
         bar = "#" * (20 * index // total)
+        redraw = sys.stderr.isatty() and not status and index < total
         print(
             f"\r[{bar:<20}] {index}/{total} {record.trial_id:<28} {rate} {status}",
-            end="\n" if status or index == total else "",
+            end="" if redraw else "\n",
             file=sys.stderr,
             flush=True,
         )

@@ -12,7 +12,8 @@ import platform
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,19 +58,42 @@ def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -
     done = store.completed_trial_ids()
     planned = expand_trials(plan)
     pending = [trial for trial in planned if trial.trial_id not in done]
-    runner = _Runner(plan, store)
     failed = 0
-    try:
-        for index, trial in enumerate(pending, start=1):
-            record = runner.run(trial, keep_loaded=_conditions_after(pending, index))
-            store.append(record)
-            failed += record.status == "failed"
-            if progress:
-                progress(index, len(pending), record)
-    finally:
-        runner.close_all()
-        store.write_manifest()
+    with native_output_to(store.directory / "logs" / "engine.log"):
+        runner = _Runner(plan, store)
+        try:
+            for index, trial in enumerate(pending, start=1):
+                record = runner.run(trial, keep_loaded=_conditions_after(pending, index))
+                store.append(record)
+                failed += record.status == "failed"
+                if progress:
+                    progress(index, len(pending), record)
+        finally:
+            runner.close_all()
+    store.write_manifest()
     return CampaignResult(store.directory, len(pending), len(planned) - len(pending), failed)
+
+
+@contextmanager
+def native_output_to(log_path: Path) -> Iterator[None]:
+    """Send what native engine code prints on file descriptor 2 to the campaign's log
+    (an artifact listed in the manifest); Python's ``sys.stderr`` keeps the terminal."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    python_stderr = sys.stderr
+    with log_path.open("ab") as log:
+        os.dup2(log.fileno(), 2)
+        sys.stderr = os.fdopen(
+            os.dup(saved_fd), "w", buffering=1, encoding="utf-8", errors="replace"
+        )
+        try:
+            yield
+        finally:
+            sys.stderr.close()
+            sys.stderr = python_stderr
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
 
 
 def _conditions_after(pending: list[TrialSpec], index: int) -> set[str]:

@@ -69,7 +69,7 @@ class EmbeddedLlamaCpp(Engine):
         except ImportError:
             raise MissingDependency(
                 "xllamacpp", "engine llamacpp-embedded", "pip install xllamacpp"
-            )
+            ) from None
         self._xllamacpp = xllamacpp
         self._model_path = resolve_model_path(plan.model.source)
         self._flags = self._configure_flags()

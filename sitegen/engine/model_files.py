@@ -21,11 +21,10 @@ def resolve_model_path(source: str) -> Path:
             module = importlib.import_module(module_name)
         except ImportError:
             package = module_name.replace("_", "-")
-            raise MissingDependency(package, f"model source '{source}'", f"pip install {package}")
-        if inner:
-            path = Path(module.__file__).parent / inner[0]
-        else:
-            path = Path(module.assemble())
+            raise MissingDependency(
+                package, f"model source '{source}'", f"pip install {package}"
+            ) from None
+        path = Path(module.__file__).parent / inner[0] if inner else Path(module.assemble())
     else:
         path = Path(source).expanduser()
     if not path.exists():

@@ -26,7 +26,9 @@ class Catalog:
         try:
             template = self.strings[key]
         except KeyError:
-            raise DataError([Issue(f"theme/i18n/{self.lang}.yml", f"missing key '{key}'", "i18n")])
+            raise DataError(
+                [Issue(f"theme/i18n/{self.lang}.yml", f"missing key '{key}'", "i18n")]
+            ) from None
         return template.format(**values) if values else template
 
 

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Fresh machine to green tests: install sitegen with its test tools and Debian's
+# Chromium (for the real-browser tests), then lint and run the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-chromium.sh
+bash scripts/setup.sh test
+.venv/bin/ruff check sitegen tests benchmarks scripts
+.venv/bin/python -m pytest -q "$@"

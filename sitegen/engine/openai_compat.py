@@ -1,0 +1,212 @@
+"""``openai``: any OpenAI-compatible streaming endpoint (vLLM, SGLang, llama-server …).
+
+Only what the OpenAI API defines is used: the streamed text, ``finish_reason`` and
+``usage.completion_tokens`` (requested with ``stream_options.include_usage``). The API
+has no native tok/s and no draft counters, so those stay ``None`` even when a server
+adds fields of its own. The server's speculative setup and prefix caching cannot be
+read through the API; the condition's declaration is recorded as given.
+
+Options (``condition.engine_options``, all recorded as flags): ``base_url`` (server
+root, default ``http://127.0.0.1:8000``), ``model`` (default: the first of
+``/v1/models``), ``ready_timeout_s`` (default 300), ``api_key_env`` (name of an
+environment variable holding a bearer token; only the name is recorded),
+``server_pid`` (a local server's process, for RSS when no GPU is visible).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from sitegen.engine.base import (
+    Engine,
+    EngineDescription,
+    GenerationRequest,
+    StreamEnd,
+    StreamEvent,
+)
+from sitegen.engine.llamacpp_http import (
+    DEFAULT_READY_TIMEOUT_S,
+    base_url_option,
+    get_json,
+    model_provenance,
+    server_devices,
+    server_memory_probes,
+    wait_until_ready,
+)
+from sitegen.engine.memory import MemoryProbe
+from sitegen.engine.openai_stream import OpenAIStreamParser
+from sitegen.engine.sse import error_message, stream_openai
+from sitegen.errors import ConfigError, EngineError
+from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.records.models import EngineInfo
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+
+
+def openai_request_body(request: GenerationRequest, api: str, model: str) -> dict[str, Any]:
+    """The streaming request for ``request``; usage is requested so the token count is the
+    server's own."""
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_output_tokens,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "seed": request.seed,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.top_k:
+        body["top_k"] = request.top_k  # an extension that vLLM, SGLang and llama.cpp accept
+    if api == "chat":
+        body["messages"] = [{"role": "user", "content": request.prompt}]
+        if request.template_kwargs:
+            body["chat_template_kwargs"] = request.template_kwargs
+    else:
+        body["prompt"] = request.prompt
+    return body
+
+
+class OpenAICompatible(Engine):
+    engine_id = "openai"
+
+    def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
+        super().__init__(plan, condition)
+        options = condition.engine_options
+        self._base_url = base_url_option(options, DEFAULT_BASE_URL)
+        headers = {}
+        if options.get("api_key_env"):
+            key = os.environ.get(str(options["api_key_env"]))
+            if not key:
+                raise ConfigError(f"environment variable {options['api_key_env']} is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        self._http = httpx.Client(base_url=self._base_url, headers=headers, timeout=30)
+        try:
+            wait_until_ready(
+                self._http,
+                "/v1/models",
+                float(options.get("ready_timeout_s", DEFAULT_READY_TIMEOUT_S)),
+            )
+            self._model, max_model_len = self._served_model(options.get("model"))
+        except EngineError:
+            self._http.close()
+            raise
+        if max_model_len is not None and max_model_len != condition.context_capacity:
+            self._http.close()
+            raise EngineError(
+                f"the condition declares a context capacity of {condition.context_capacity} "
+                f"tokens but {self._base_url} serves '{self._model}' with {max_model_len}"
+            )
+        self._model_info = model_provenance(plan.model, self._model, check_name=None)
+        self._version = _server_version(self._http)
+        self._flags = {
+            **{key: str(value) for key, value in options.items()},
+            "model": self._model,
+            "api_path": self._path,
+            "spec_type": condition.speculative.mode,
+            "spec_verified": "false (not readable through the OpenAI API)",
+        }
+        if condition.speculative.draft_max is not None:
+            self._flags["spec_draft_max"] = str(condition.speculative.draft_max)
+
+    def _served_model(self, wanted: Any) -> tuple[str, int | None]:
+        """The model to request and its ``max_model_len`` when the server states it (vLLM)."""
+        served = get_json(self._http, "/v1/models").get("data") or []
+        ids = [entry.get("id") for entry in served]
+        model = str(wanted) if wanted else (ids[0] if ids else None)
+        if model is None:
+            raise EngineError(f"{self._base_url}/v1/models lists no model")
+        if model not in ids:
+            raise EngineError(f"{self._base_url} does not serve '{model}' (it serves {ids})")
+        entry = served[ids.index(model)]
+        return model, entry.get("max_model_len")
+
+    @property
+    def _path(self) -> str:
+        return "/v1/chat/completions" if self.plan.api == "chat" else "/v1/completions"
+
+    def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
+        parser = OpenAIStreamParser(speculative=False)
+        body = openai_request_body(request, self.plan.api, self._model)
+        for event in stream_openai(self._http, self._path, body, request.timeout_s, parser):
+            if isinstance(event, StreamEnd):
+                event = replace(event, native_tps=None, draft_proposed=None, draft_accepted=None)
+                if event.finish != "error" and event.generated_tokens is None:
+                    event = replace(
+                        event,
+                        finish="error",
+                        error="the stream carried no usage.completion_tokens "
+                        "(stream_options.include_usage unsupported?)",
+                    )
+            yield event
+
+    def count_tokens(self, text: str) -> int:
+        """vLLM's ``/tokenize`` (SGLang mirrors it), which applies the chat template the same
+        way the chat endpoint does. Other servers have no such endpoint in the API."""
+        if self.plan.api == "chat":
+            body: dict[str, Any] = {
+                "model": self._model,
+                "messages": [{"role": "user", "content": text}],
+                "add_generation_prompt": True,
+            }
+            if self.plan.template_kwargs:
+                body["chat_template_kwargs"] = self.plan.template_kwargs
+        else:
+            body = {"model": self._model, "prompt": text}
+        try:
+            reply = self._http.post("/tokenize", json=body)
+        except httpx.HTTPError as exc:
+            raise EngineError(f"POST {self._base_url}/tokenize failed: {exc}") from exc
+        count = reply.json().get("count") if _is_json_object(reply) else None
+        if reply.status_code != 200 or not isinstance(count, int):
+            detail = f"HTTP {reply.status_code}: {error_message(reply.text)}"
+            raise ConfigError(
+                f"{self._base_url} has no vLLM-style /tokenize ({detail}), so input-length "
+                "targets cannot be met with the 'openai' engine: remove target_prompt_tokens, "
+                "or use 'llamacpp-http' for a llama-server"
+            )
+        return count
+
+    def describe(self) -> EngineDescription:
+        devices, driver, interconnect = server_devices(self._base_url)
+        return EngineDescription(
+            engine=EngineInfo(
+                id=self.engine_id,
+                version=self._version,
+                build="unknown",
+                api=f"http {self.plan.api}",
+            ),
+            model=self._model_info,
+            devices=devices,
+            flags=self._flags,
+            driver=driver,
+            interconnect=interconnect,
+        )
+
+    def memory_probes(self) -> list[MemoryProbe]:
+        return server_memory_probes(self._base_url, self.condition.engine_options)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _server_version(client: httpx.Client) -> str:
+    """``GET /version`` (vLLM, SGLang: ``{"version": …}``), else a generic label."""
+    try:
+        reply = client.get("/version")
+    except httpx.HTTPError:
+        return "unknown"
+    if reply.status_code == 200 and _is_json_object(reply) and reply.json().get("version"):
+        return str(reply.json()["version"])
+    return "unknown"
+
+
+def _is_json_object(reply: httpx.Response) -> bool:
+    try:
+        return isinstance(reply.json(), dict)
+    except ValueError:
+        return False

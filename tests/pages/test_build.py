@@ -1,0 +1,129 @@
+"""The build: validation errors name file, record and field; a failed build leaves
+the previous site untouched; model output is escaped."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import build_site
+from sitegen.errors import DataError
+from sitegen.measure import run_campaign
+from tests.conftest import make_plan
+
+PROJECT = Path(__file__).resolve().parents[2]
+HOSTILE = '</script><script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3))\n\n# not a heading'
+
+
+def _publishable_campaign(data_dir: Path) -> Path:
+    """A fake-engine campaign relabelled as a real engine: build tests without a model."""
+    result = run_campaign(make_plan(), data_dir)
+    path = result.directory / "records.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record["provenance"]["engine"]["id"] = "llamacpp-embedded"
+    records[1]["text"] = HOSTILE
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _tree_digest(site: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(site.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(site)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("build")
+    records_path = _publishable_campaign(root / "data")
+    build_site(root / "data", root / "site", PROJECT)
+    return root, records_path
+
+
+def test_site_pages_in_both_languages_with_downloads(built):
+    root, records_path = built
+    slug = records_path.parent.name
+    site = root / "site"
+    for page in ("", "speed/", "data/"):
+        assert (site / "reports" / slug / page / "index.html").is_file()
+        assert (site / "en" / "reports" / slug / page / "index.html").is_file()
+    downloads = site / "reports" / slug / "downloads"
+    sums = (downloads / "SHA256SUMS").read_text().splitlines()
+    assert len(sums) == 5
+    for line in sums:
+        digest, name = line.split("  ")
+        assert hashlib.sha256((downloads / name).read_bytes()).hexdigest() == digest
+    en_data = (site / "en" / "reports" / slug / "data" / "index.html").read_text(encoding="utf-8")
+    assert f'href="../../../../reports/{slug}/downloads/records.json"' in en_data
+    assert (site / "assets" / "js" / "plotly.min.js").stat().st_size > 1_000_000
+    speed = (site / "reports" / slug / "speed" / "index.html").read_text(encoding="utf-8")
+    assert 'class="sg-chart-spec"' in speed and "生成速度" in speed
+
+
+def test_model_output_is_escaped_text(built):
+    root, records_path = built
+    page = (root / "site" / "reports" / records_path.parent.name / "data" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in page
+    assert "<script>alert(1)" not in page and 'href="javascript:' not in page
+    assert "# not a heading" in page  # newlines kept as text, not Markdown
+
+
+def _corrupt_and_build(root: Path, records_path: Path, mutate) -> DataError:
+    lines = records_path.read_text(encoding="utf-8").splitlines()
+    original = "\n".join(lines) + "\n"
+    record = json.loads(lines[3])
+    mutate(record)
+    lines[3] = json.dumps(record)
+    records_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = _tree_digest(root / "site")
+    try:
+        with pytest.raises(DataError) as caught:
+            build_site(root / "data", root / "site", PROJECT)
+    finally:
+        records_path.write_text(original, encoding="utf-8")
+    assert _tree_digest(root / "site") == before, "a failed build changed the previous site"
+    return caught.value
+
+
+def test_bad_field_names_file_record_and_field(built):
+    root, records_path = built
+
+    def mutate(record):
+        record["metrics"]["gen_tps"] = "fast"
+        record["surprise"] = 1
+
+    error = _corrupt_and_build(root, records_path, mutate)
+    message = str(error)
+    assert f"{records_path}:4 (trial off/short/r2) → metrics.gen_tps" in message
+    assert "surprise: Extra inputs are not permitted" in message
+
+
+def test_unknown_schema_version_and_fake_engine_are_refused(built):
+    root, records_path = built
+
+    def mutate(record):
+        record["schema_version"] = 99
+
+    assert "unknown record schema_version 99" in str(_corrupt_and_build(root, records_path, mutate))
+
+    def fake(record):
+        record["provenance"]["engine"]["id"] = "fake"
+
+    assert "can never be published" in str(_corrupt_and_build(root, records_path, fake))
+
+
+def test_duplicate_trial_is_refused(built):
+    root, records_path = built
+
+    def mutate(record):
+        record["trial_id"] = "off/short/r0"
+
+    assert "duplicate of line 2" in str(_corrupt_and_build(root, records_path, mutate))

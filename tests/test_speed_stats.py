@@ -1,0 +1,64 @@
+"""SPEC §4.6 speed reference values and the C-CONFDIFF rule for ratios."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.statistics.speed import compare_conditions, speed_summary
+from tests.conftest import make_plan
+
+
+def _frame(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
+    rows = []
+    for (condition, input_id), rates in values.items():
+        for rate in rates:
+            rows.append(
+                dict(condition_id=condition, input_id=input_id, role="measured", status="ok",
+                     gen_tps=rate, native_tps=None, ttft_s=1.0, t_first_answer_s=1.2, e2e_s=9.0,
+                     prompt_tokens=8193, context_capacity=40960, generated_tokens=1024,
+                     finish="stop", answer_reached=True, draft_proposed=None, draft_accepted=None)
+            )
+    frame = pd.DataFrame(rows)
+    frame["draft_proposed"] = frame["draft_proposed"].astype("Int64")
+    frame["draft_accepted"] = frame["draft_accepted"].astype("Int64")
+    return frame
+
+
+def test_reference_medians_and_ratios():
+    frame = _frame({
+        ("off", "short"): [41.28, 51.22, 51.15],
+        ("on", "short"): [61.52, 62.27, 62.78],
+        ("off", "padded"): [49.72, 49.73, 49.77],
+        ("on", "padded"): [55.77, 53.99, 57.01],
+    })
+    summary = speed_summary(frame).set_index(["condition_id", "input_id"])
+    assert summary.loc[("off", "short"), "gen_tps_median"] == 51.15
+    assert summary.loc[("on", "short"), "gen_tps_median"] == 62.27
+    assert summary.loc[("off", "short"), "gen_tps_min"] == 41.28
+    comparisons = {c.input_id: c for c in compare_conditions(make_plan(), speed_summary(frame))}
+    assert round((comparisons["short"].ratio - 1) * 100, 1) == 21.7
+    # 55.77 / 49.73 = +12.146 %: the seed's "about 12.2 %" was computed before its per-trial
+    # values were rounded to 2 decimals, so agreement is within that rounding.
+    assert (comparisons["padded"].ratio - 1) * 100 == pytest.approx(12.2, abs=0.06)
+
+
+def test_configuration_comparison_has_no_ratio():
+    plan = make_plan(conditions=[
+        ConditionSpec(id="off", context_capacity=40960),
+        ConditionSpec(id="on", speculative=SpeculativeSpec(mode="draft-mtp", draft_max=3), context_capacity=1048576),
+    ])
+    frame = _frame({("off", "short"): [50.0], ("on", "short"): [60.0]})
+    (comparison,) = [c for c in compare_conditions(plan, speed_summary(frame)) if c.input_id == "short"]
+    assert comparison.differing_fields == ("context_capacity",)
+    assert comparison.ratio is None
+    assert comparison.treatment_median == pytest.approx(60.0)
+
+
+def test_warmups_and_failures_are_excluded():
+    frame = _frame({("off", "short"): [10.0, 20.0, 30.0, 1000.0]})
+    frame.loc[3, "role"] = "warmup"
+    frame.loc[2, "status"] = "failed"
+    summary = speed_summary(frame)
+    assert summary.loc[0, "n"] == 2 and summary.loc[0, "gen_tps_median"] == 15.0
