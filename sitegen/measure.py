@@ -24,6 +24,7 @@ from sitegen.engine.memory import PeakMemorySampler
 from sitegen.engine.registry import get_engine_class
 from sitegen.errors import SitegenError
 from sitegen.plan.expand import TrialSpec, expand_trials
+from sitegen.plan.items import plan_items
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
 from sitegen.records.metrics import compute_metrics
@@ -112,7 +113,7 @@ class _Runner:
         self.host = _host_info()
         self.env = {name: os.environ.get(name) for name in plan.record_env}
         self.conditions = {c.id: c for c in plan.conditions}
-        self.inputs = {i.id: i for i in plan.inputs}
+        self.items = plan_items(plan)
 
     def engine_for(self, condition: ConditionSpec) -> Engine | None:
         if condition.id not in self.engines and condition.id not in self.load_errors:
@@ -134,7 +135,7 @@ class _Runner:
         # Sequential blocks: free the previous condition's model before loading the next.
         self.close_all(keep=keep_loaded | {condition.id})
         engine = self.engine_for(condition)
-        spec = self.inputs[trial.input_id]
+        spec = self.items[trial.input_id]
         sampling = self.plan.sampling
         base = dict(
             campaign_id=self.store.campaign_id,
@@ -172,13 +173,13 @@ class _Runner:
                 provenance=self._provenance(None),
             )
         try:
-            prompt = self.prompts.get(spec.id) or fit_prompt(
+            prompt = self.prompts.get(spec.item_id) or fit_prompt(
                 spec.text, spec.target_prompt_tokens, self.plan.filler, engine.count_tokens
             )
         except SitegenError as exc:
             prompt, prompt_error = spec.text, f"input length: {exc}"
         else:
-            self.prompts[spec.id] = prompt
+            self.prompts[spec.item_id] = prompt
             prompt_error = None
         request = GenerationRequest(
             prompt=prompt,

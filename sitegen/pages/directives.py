@@ -22,6 +22,7 @@ from sitegen.pages.downloads import DownloadFile
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.report import Report
 from sitegen.pages.safe_json import script_json
+from sitegen.quality.suites import DOMAINS
 
 
 def format_number(value: Any, digits: int | None = None) -> str:
@@ -98,6 +99,13 @@ class Directives:
             "provenance",
             "downloads",
             "answers",
+            "has_speed",
+            "report_has_quality",
+            "quality_result",
+            "quality_outcomes",
+            "quality_pairs",
+            "quality_sensitivity",
+            "document_items",
         ]
         return {name: getattr(self, name) for name in names}
 
@@ -127,6 +135,8 @@ class Directives:
     def headline(self) -> Markup:
         report = self._require_report()
         rows = []
+        if report.summary.empty:
+            return self._render("headline.html", report=report, rows=rows)
         summary = report.summary.set_index(["condition_id", "input_id"])
         for comparison in report.comparisons:
             key_b = (comparison.baseline, comparison.input_id)
@@ -183,3 +193,61 @@ class Directives:
     def answers(self) -> Markup:
         report = self._require_report()
         return self._render("answers.html", report=report, records=report.campaign.records)
+
+    def has_speed(self) -> bool:
+        """Whether the report has speed inputs (content can branch on it)."""
+        return bool(self._require_report().plan.inputs)
+
+    def report_has_quality(self) -> bool:
+        return self._require_report().quality is not None
+
+    def _require_quality(self):
+        quality = self._require_report().quality
+        if quality is None:
+            raise jinja2.TemplateRuntimeError("this report has no quality evaluation")
+        return quality
+
+    def quality_result(self) -> Markup:
+        """The pre-registered non-inferiority result with its margin, counts and caveats."""
+        report = self._require_report()
+        quality = self._require_quality()
+        return self._render(
+            "quality_result.html",
+            report=report,
+            quality=quality,
+            outcomes=quality.outcomes.set_index("factor").to_dict("index"),
+        )
+
+    def quality_outcomes(self, documents: bool = False) -> Markup:
+        """Outcome counts per factor: correct beside length-capped, not reached … (C-TRUNC)."""
+        quality = self._require_quality()
+        frame = quality.document_outcomes if documents else quality.outcomes
+        return self._render("quality_outcomes.html", rows=frame.to_dict("records"))
+
+    def quality_pairs(self, by: str | None = None) -> Markup:
+        """Pair table (both / off only / on only / neither), overall or per domain."""
+        quality = self._require_quality()
+        frame = quality.pairs_by_domain if by == "domain" else quality.pairs
+        labels = {d.domain_id: getattr(d, f"label_{self.catalog.lang}") for d in DOMAINS}
+        return self._render(
+            "quality_pairs.html",
+            rows=frame.to_dict("records"),
+            by=by,
+            labels=labels,
+            outcomes=quality.outcomes.set_index("factor").to_dict("index"),
+        )
+
+    def quality_sensitivity(self) -> Markup:
+        return self._render("quality_sensitivity.html", quality=self._require_quality())
+
+    def document_items(self) -> Markup:
+        """Per-item pair table of the document tasks, with pass counts and outcomes."""
+        quality = self._require_quality()
+        return self._render(
+            "document_items.html",
+            rows=quality.document_pairs_by_item.to_dict("records"),
+            totals=quality.document_pairs.to_dict("records"),
+            outcomes=quality.document_outcomes.set_index("factor").to_dict("index")
+            if len(quality.document_outcomes)
+            else {},
+        )

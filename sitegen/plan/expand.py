@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
 
 Role = Literal["warmup", "measured"]
@@ -24,8 +25,13 @@ class TrialSpec:
 
 
 def expand_trials(plan: Plan) -> list[TrialSpec]:
-    """Every planned request in run order; ids are stable so a campaign can resume."""
-    first_input = plan.inputs[0].id
+    """Every planned request in run order; ids are stable so a campaign can resume.
+
+    Speed trials come first (sequential blocks or interleaved), then the quality
+    pairs: each problem × seed under the off and on conditions, in the plan's pair order.
+    """
+    items = plan_items(plan)
+    first_input = next(iter(items))
     sampling = plan.sampling
     planned: list[tuple[str, str, Role, int, int]] = []
 
@@ -52,6 +58,19 @@ def expand_trials(plan: Plan) -> list[TrialSpec]:
                 conditions = plan.conditions if repetition % 2 == 0 else plan.conditions[::-1]
                 for condition in conditions:
                     measured(condition.id, spec.id, repetition)
+
+    quality = plan.quality
+    if quality is not None:
+        quality_items = [i for i in items.values() if i.kind != "speed"]
+        pair_index = 0
+        for item in quality_items:
+            for k in range(quality.seeds):
+                pair = [quality.off_condition, quality.on_condition]
+                if quality.pair_order == "alternate" and pair_index % 2:
+                    pair.reverse()
+                for condition_id in pair:
+                    measured(condition_id, item.item_id, k)
+                pair_index += 1
 
     return [
         TrialSpec(

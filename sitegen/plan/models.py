@@ -109,6 +109,55 @@ class InputSpec(StrictModel):
     """Output cap for this input."""
 
 
+class DocumentSpec(StrictModel):
+    """A document task: synthetic business records with several scored items."""
+
+    task_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """Stable identifier (also the trial's input id)."""
+    n_records: int = Field(ge=1)
+    """Records in the material (reference: 50 at 4K, 600 at 32K)."""
+    seed: int = Field(ge=0)
+    """Generator seed."""
+    target_prompt_tokens: int | None = Field(default=None, ge=1)
+    """Input length reached with filler (``None``: no filler)."""
+    max_output_tokens: int = Field(ge=1)
+    """Output cap."""
+
+
+class QualitySpec(StrictModel):
+    """A paired quality evaluation: every problem × seed runs with the factor off and on."""
+
+    suite_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """Suite identifier (part of every problem id's namespace)."""
+    per_template: int = Field(ge=1)
+    """Problems generated per template (reference: 20 → 600 problems)."""
+    suite_seed: int = Field(ge=0)
+    """Seed of the deterministic problem generator."""
+    templates: list[str] | None = None
+    """Only these template ids (``None``: all 30)."""
+    suite_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """Content hash of the generated problems, fixed at registration; a different
+    generator output refuses to run or build."""
+    documents: list[DocumentSpec] = []
+    """Document tasks run as pairs too (per-item scoring)."""
+    seeds: int = Field(default=3, ge=1)
+    """Seeds per problem: ``seed_base + k × seed_stride`` for k < seeds."""
+    max_output_tokens: int = Field(ge=1)
+    """Output cap of a problem answer."""
+    off_condition: str
+    """Condition id with the factor off."""
+    on_condition: str
+    """Condition id with the factor on."""
+    pair_order: Literal["off-first", "alternate"] = "alternate"
+    """Order within each pair: always off first, or alternating from pair to pair."""
+    margin: float = Field(default=0.02, gt=0, lt=1)
+    """Non-inferiority margin as a proportion (0.02 = 2 percentage points)."""
+    bootstrap_resamples: int = Field(default=20_000, ge=100)
+    """Bootstrap replicates B."""
+    bootstrap_seed: int = Field(default=20_260_101, ge=0)
+    """RNG seed of the bootstrap (recorded for reproducibility)."""
+
+
 class Plan(StrictModel):
     """A measurement campaign, fixed before anything runs (pre-registration)."""
 
@@ -128,8 +177,8 @@ class Plan(StrictModel):
     """The declared factor: conditions compared by a ratio may differ in this alone."""
     conditions: list[ConditionSpec] = Field(min_length=1)
     """Engine configurations, in block order."""
-    inputs: list[InputSpec] = Field(min_length=1)
-    """Prompts measured under every condition."""
+    inputs: list[InputSpec] = []
+    """Speed prompts measured under every condition."""
     sampling: SamplingSpec = SamplingSpec()
     """Sampling settings."""
     template_kwargs: dict[str, str | int | float | bool] = {}
@@ -152,6 +201,19 @@ class Plan(StrictModel):
     """Environment variables whose values are recorded in every record."""
     request_timeout_s: float = Field(default=600.0, gt=0)
     """A request running longer is stopped and recorded as failed."""
+    quality: QualitySpec | None = None
+    """Paired quality evaluation (``None``: speed only)."""
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> Plan:
+        if not self.inputs and self.quality is None:
+            raise ValueError("a plan needs speed inputs, a quality evaluation, or both")
+        if self.quality is not None:
+            ids = {c.id for c in self.conditions}
+            for name in ("off_condition", "on_condition"):
+                if getattr(self.quality, name) not in ids:
+                    raise ValueError(f"quality.{name} is not a condition id")
+        return self
 
     @model_validator(mode="after")
     def _ids_unique(self) -> Plan:

@@ -3,6 +3,7 @@ naming the file, the record and the field; the build aborts once, listing them a
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,8 +11,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from sitegen.engine.registry import is_publishable
-from sitegen.errors import DataError, Issue, pydantic_issues
-from sitegen.plan.io import campaign_id, plan_sha256
+from sitegen.errors import ConfigError, DataError, Issue, pydantic_issues
+from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
 from sitegen.records.models import RECORD_SCHEMA_VERSION, TrialRecord
 from sitegen.records.store import PLAN_FILE, RECORDS_FILE
@@ -52,19 +53,22 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
     """Read one campaign, appending every problem to ``issues``."""
     plan_path = directory / PLAN_FILE
     try:
-        plan = Plan.model_validate_json(plan_path.read_bytes())
+        plan_bytes = plan_path.read_bytes()
+        plan = Plan.model_validate_json(plan_bytes)
     except FileNotFoundError:
         issues.append(Issue(str(plan_path), "missing plan file", "data"))
         return None
     except ValidationError as exc:
         issues.extend(pydantic_issues(exc, str(plan_path)))
         return None
-    expected_hash = plan_sha256(plan)
-    if directory.name != campaign_id(plan):
+    # The registered plan is the file's bytes: its hash stays valid when the plan model
+    # later gains optional fields.
+    expected_hash = hashlib.sha256(plan_bytes).hexdigest()
+    if not directory.name.endswith(f"-{expected_hash[:12]}"):
         issues.append(
             Issue(
                 str(directory),
-                f"directory name does not match the plan (expected '{campaign_id(plan)}'); "
+                f"directory name does not end with the plan hash '{expected_hash[:12]}'; "
                 "the plan was changed after the campaign started",
                 "data",
             )
@@ -79,7 +83,11 @@ def _read_records(
     records: list[TrialRecord] = []
     seen: dict[str, int] = {}
     conditions = {c.id for c in plan.conditions}
-    inputs = {i.id for i in plan.inputs}
+    try:
+        inputs = set(plan_items(plan))
+    except ConfigError as exc:
+        issues.append(Issue(str(path.with_name("plan.json")), str(exc), "data"))
+        return records
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:

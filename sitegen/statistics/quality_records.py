@@ -1,0 +1,182 @@
+"""From a campaign's quality records to the tables the quality statistics take (pure).
+
+Scoring happens here, at build time, from the stored full texts: the answers and
+the scorer are both published, so every score can be recomputed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from sitegen.plan.items import PlanItem
+from sitegen.plan.models import Plan
+from sitegen.quality.scoring import score_answer, score_document
+from sitegen.records.models import TrialRecord
+from sitegen.statistics.quality import (
+    IdenticalShareResult,
+    NonInferiorityResult,
+    SensitivityResult,
+    greedy_identical_share,
+    non_inferiority,
+    pair_table,
+    sensitivity,
+)
+
+OUTCOMES = ("correct", "wrong", "format_error", "truncated", "not_reached", "error")
+"""Scored outcomes, in display order; all but ``correct`` are failures, reported apart."""
+
+
+@dataclass(frozen=True)
+class QualityTables:
+    """Scored quality trials of one campaign."""
+
+    answers: pd.DataFrame
+    """One row per scored problem answer (both factors)."""
+    document_items: pd.DataFrame
+    """One row per document task item × seed × factor."""
+    documents: pd.DataFrame
+    """One row per document answer (passed only if every item is right)."""
+    incomplete_pairs: int
+    """Pairs left out because one side failed (failed attempts are excluded, never scored)."""
+
+
+def score_quality(
+    plan: Plan, items: dict[str, PlanItem], records: list[TrialRecord]
+) -> QualityTables:
+    quality = plan.quality
+    assert quality is not None
+    factor_of = {quality.off_condition: "off", quality.on_condition: "on"}
+    usable = [
+        r
+        for r in records
+        if r.role == "measured" and r.input_id in items and items[r.input_id].kind != "speed"
+    ]
+    sides: dict[tuple[str, int], set[str]] = {}
+    for r in usable:
+        if r.status == "ok":
+            sides.setdefault((r.input_id, r.repetition), set()).add(factor_of[r.condition_id])
+    complete = {key for key, found in sides.items() if found == {"off", "on"}}
+    all_pairs = {(r.input_id, r.repetition) for r in usable}
+
+    answers, doc_items, documents = [], [], []
+    for r in usable:
+        if (r.input_id, r.repetition) not in complete or r.status != "ok":
+            continue
+        m = r.metrics
+        item = items[r.input_id]
+        base = {
+            "problem_id": r.input_id,
+            "seed": r.repetition,
+            "factor": factor_of[r.condition_id],
+            "condition_id": r.condition_id,
+            "finish": m.finish,
+            "answer_reached": m.answer_reached,
+            "generated_tokens": m.generated_tokens,
+            "trial_id": r.trial_id,
+            "order_index": r.order_index,
+        }
+        if item.problem is not None:
+            score = score_answer(r.text, m.finish, m.answer_reached, item.problem.answer)
+            answers.append(
+                {
+                    **base,
+                    "template_id": item.problem.template_id,
+                    "domain": item.problem.domain,
+                    "outcome": score.outcome,
+                    "reason": score.reason,
+                    "answered": score.answered,
+                    "correct": score.outcome == "correct",
+                    "text": r.text,
+                }
+            )
+        else:
+            scored = score_document(r.text, m.finish, m.answer_reached, item.document)
+            documents.append(
+                {
+                    **base,
+                    "template_id": "document",
+                    "outcome": scored.outcome,
+                    "correct": scored.passed,
+                    "n_correct_items": scored.n_correct,
+                }
+            )
+            for item_score in scored.items:
+                doc_items.append(
+                    {
+                        **base,
+                        "template_id": "document",
+                        "item": item_score.key,
+                        "outcome": item_score.outcome,
+                        "correct": item_score.outcome == "correct",
+                    }
+                )
+    return QualityTables(
+        answers=pd.DataFrame(answers),
+        document_items=pd.DataFrame(doc_items),
+        documents=pd.DataFrame(documents),
+        incomplete_pairs=len(all_pairs - complete),
+    )
+
+
+def outcome_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per factor: answers, each outcome's count — truncations beside every score (C-TRUNC)."""
+    rows = []
+    for factor in ("off", "on"):
+        part = frame[frame["factor"] == factor] if len(frame) else frame
+        row = {"factor": factor, "n": len(part)}
+        for outcome in OUTCOMES:
+            row[outcome] = int((part["outcome"] == outcome).sum()) if len(part) else 0
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class QualitySummary:
+    """The quality results of one campaign, ready to render."""
+
+    tables: QualityTables
+    margin: float
+    primary: NonInferiorityResult | None
+    """The pre-registered non-inferiority result (``None`` without problem pairs)."""
+    sensitivity: SensitivityResult | None
+    identical: IdenticalShareResult | None
+    pairs: pd.DataFrame
+    """Pair table over all problems."""
+    pairs_by_domain: pd.DataFrame
+    outcomes: pd.DataFrame
+    document_pairs_by_item: pd.DataFrame
+    document_pairs: pd.DataFrame
+    document_outcomes: pd.DataFrame
+
+
+def summarize_quality(plan: Plan, tables: QualityTables) -> QualitySummary:
+    quality = plan.quality
+    assert quality is not None
+    answers = tables.answers
+    has_answers = len(answers) > 0
+    has_documents = len(tables.documents) > 0
+    empty = pd.DataFrame()
+    return QualitySummary(
+        tables=tables,
+        margin=quality.margin,
+        primary=non_inferiority(
+            answers,
+            quality.margin,
+            rng_seed=quality.bootstrap_seed,
+            n_boot=quality.bootstrap_resamples,
+        )
+        if has_answers
+        else None,
+        sensitivity=sensitivity(answers) if has_answers else None,
+        identical=greedy_identical_share(answers) if has_answers else None,
+        pairs=pair_table(answers) if has_answers else empty,
+        pairs_by_domain=pair_table(answers, by="domain") if has_answers else empty,
+        outcomes=outcome_counts(answers),
+        document_pairs_by_item=pair_table(tables.document_items, by="item")
+        if has_documents
+        else empty,
+        document_pairs=pair_table(tables.documents) if has_documents else empty,
+        document_outcomes=outcome_counts(tables.documents),
+    )
