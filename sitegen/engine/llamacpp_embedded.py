@@ -153,9 +153,9 @@ class EmbeddedLlamaCpp(Engine):
                 "/apply-template", json={"messages": [{"role": "user", "content": text}]}
             )
             text = reply.json()["prompt"]
-            # The chat template already carries the BOS text; parse it as special tokens.
+            # llama.cpp renders the template without the BOS text and adds BOS when tokenizing.
             tokens = self._http.post(
-                "/tokenize", json={"content": text, "add_special": False, "parse_special": True}
+                "/tokenize", json={"content": text, "add_special": True, "parse_special": True}
             )
         else:
             tokens = self._http.post("/tokenize", json={"content": text, "add_special": True})
@@ -172,7 +172,7 @@ class EmbeddedLlamaCpp(Engine):
                 api=f"in-process {'chat' if self.plan.api == 'chat' else 'completion'}",
             ),
             model=self._model_info,
-            devices=[DeviceInfo(id="cpu", name=_cpu_name() or platform.processor() or "cpu")],
+            devices=[DeviceInfo(id="cpu", name=cpu_name() or platform.processor() or "cpu")],
             flags=self._flags,
         )
 
@@ -181,7 +181,7 @@ class EmbeddedLlamaCpp(Engine):
         del self._server
 
 
-def _cpu_name() -> str | None:
+def cpu_name() -> str | None:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
             for line in cpuinfo:

@@ -30,7 +30,7 @@ from sitegen.engine.base import (
     StreamEnd,
     StreamEvent,
 )
-from sitegen.engine.llamacpp_embedded import _cpu_name, request_body
+from sitegen.engine.llamacpp_embedded import cpu_name, request_body
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.nvml import nvml_devices, nvml_probes
@@ -64,15 +64,15 @@ class LlamaCppHttp(Engine):
         super().__init__(plan, condition)
         options = condition.engine_options
         self._base_url = base_url_option(options, DEFAULT_BASE_URL)
+        self._speculative = condition.speculative.mode != "off"
         self._http = httpx.Client(base_url=self._base_url, timeout=30)
         try:
-            wait_until_ready(
-                self._http,
-                "/health",
-                float(options.get("ready_timeout_s", DEFAULT_READY_TIMEOUT_S)),
-            )
+            ready_timeout_s = float(options.get("ready_timeout_s", DEFAULT_READY_TIMEOUT_S))
+            wait_until_ready(self._http, "/health", ready_timeout_s)
             props = get_json(self._http, "/props")
             slots = _slots(self._http)
+            server_speculative = any(s.get("speculative") for s in slots) if slots else None
+            self._model_info = self._check_server(props, server_speculative)
         except EngineError:
             self._http.close()
             raise
@@ -80,25 +80,6 @@ class LlamaCppHttp(Engine):
         params = settings.get("params", {})
         self._build = str(props.get("build_info", "unknown"))
         self._bos_token = props.get("bos_token") or ""
-        self._speculative = condition.speculative.mode != "off"
-        server_speculative = any(slot.get("speculative") for slot in slots) if slots else None
-        problems = [
-            speculative_contradiction(
-                condition.speculative, server_speculative, params.get("speculative.types")
-            ),
-            _capacity_contradiction(condition.context_capacity, settings.get("n_ctx")),
-        ]
-        model_path = props.get("model_path")
-        try:
-            self._model_info = model_provenance(
-                plan.model, model_path, check_name=PurePath(model_path).name if model_path else None
-            )
-        except EngineError as exc:
-            problems.append(str(exc))
-        problems = [p for p in problems if p]
-        if problems:
-            self._http.close()
-            raise EngineError(f"llama-server at {self._base_url}: " + "; ".join(problems))
         self._flags = {
             **{key: str(value) for key, value in options.items()},
             "api_path": self._path,
@@ -108,7 +89,7 @@ class LlamaCppHttp(Engine):
             "server_spec_types": str(params.get("speculative.types", "unknown")),
             "server_n_ctx_per_slot": str(settings.get("n_ctx", "unknown")),
             "server_total_slots": str(props.get("total_slots", "unknown")),
-            "server_model_path": str(model_path or "unknown"),
+            "server_model_path": str(props.get("model_path", "unknown")),
             "server_sampling_defaults": json.dumps(
                 {key: params[key] for key in _SERVER_SAMPLING_KEYS if key in params},
                 sort_keys=True,
@@ -116,6 +97,29 @@ class LlamaCppHttp(Engine):
         }
         if self._speculative:
             self._flags["spec_draft_n_max"] = str(condition.speculative.draft_max)
+
+    def _check_server(self, props: dict[str, Any], server_speculative: bool | None) -> ModelInfo:
+        """The model's provenance, once the server is known to match the condition; every
+        contradiction found is reported at once."""
+        settings = props.get("default_generation_settings", {})
+        speculative_types = settings.get("params", {}).get("speculative.types")
+        problems = [
+            speculative_contradiction(
+                self.condition.speculative, server_speculative, speculative_types
+            ),
+            _capacity_contradiction(self.condition.context_capacity, settings.get("n_ctx")),
+        ]
+        model_path = props.get("model_path")
+        model_info = None
+        try:
+            served_name = PurePath(model_path).name if model_path else None
+            model_info = model_provenance(self.plan.model, model_path, check_name=served_name)
+        except EngineError as exc:
+            problems.append(str(exc))
+        problems = [problem for problem in problems if problem]
+        if problems:
+            raise EngineError(f"llama-server at {self._base_url}: " + "; ".join(problems))
+        return model_info
 
     @property
     def _path(self) -> str:
@@ -231,7 +235,9 @@ def base_url_option(options: dict[str, Any], default: str) -> str:
     """``engine_options["base_url"]``: the server root, ``http(s)://host:port``."""
     base_url = str(options.get("base_url", default)).rstrip("/")
     if urlsplit(base_url).scheme not in ("http", "https"):
-        raise ConfigError(f"engine option base_url must start with http:// or https:// ({base_url!r})")
+        raise ConfigError(
+            f"engine option base_url must start with http:// or https:// ({base_url!r})"
+        )
     return base_url
 
 
@@ -258,7 +264,7 @@ def server_devices(base_url: str) -> tuple[list[DeviceInfo], str | None, str | N
         return [], None, None
     devices, driver, interconnect = nvml_devices()
     if not devices:
-        devices = [DeviceInfo(id="cpu", name=_cpu_name() or "cpu")]
+        devices = [DeviceInfo(id="cpu", name=cpu_name() or "cpu")]
     return devices, driver, interconnect
 
 
@@ -282,7 +288,9 @@ def wait_until_ready(client: httpx.Client, path: str, timeout_s: float) -> None:
             state = "still loading (HTTP 503)"
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise EngineError(f"server at {client.base_url} not ready after {timeout_s:g} s: {state}")
+            raise EngineError(
+                f"server at {client.base_url} not ready after {timeout_s:g} s: {state}"
+            )
         time.sleep(min(0.25, remaining))
 
 

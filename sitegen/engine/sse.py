@@ -84,8 +84,7 @@ def read_events(
             except queue.Empty:
                 item = None
             if item is None or item.t > deadline:
-                now = time.monotonic()
-                raise StreamError(f"timeout: no end after {timeout_s:g} s", now)
+                raise StreamError(f"timeout: no end after {timeout_s:g} s", time.monotonic())
             if isinstance(item, _Closed):
                 if item.error is not None:
                     raise StreamError(item.error, item.t)
@@ -104,9 +103,11 @@ def read_events(
                 raise StreamError(f"malformed stream data: {value[:200]!r}", item.t) from None
             yield SseEvent(item.t, data)
     finally:
-        # The reader leaves the response (closing the connection, which makes the server
-        # stop generating) at the next line it receives.
+        # The reader closes the connection at the next line it receives (or at its own read
+        # timeout), which makes the server drop the request. Waiting for that keeps an
+        # abandoned request from overlapping the next trial on a single-slot server.
         stop.set()
+        reader.join()
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ def _read_lines(
     lines: queue.Queue[_Line | _Closed],
     stop: threading.Event,
 ) -> None:
+    received = False
     try:
         with client.stream("POST", path, json=body, timeout=timeout_s) as response:
             if response.status_code >= 400:
@@ -137,13 +139,17 @@ def _read_lines(
                 lines.put(_Closed(time.monotonic(), f"HTTP {response.status_code}: {message}"))
                 return
             for text in response.iter_lines():
+                received = True
                 lines.put(_Line(time.monotonic(), text))
                 if stop.is_set():
                     return
     except httpx.TimeoutException:
-        lines.put(_Closed(time.monotonic(), f"timeout: the server sent nothing for {timeout_s:g} s"))
+        lines.put(
+            _Closed(time.monotonic(), f"timeout: the server sent nothing for {timeout_s:g} s")
+        )
     except httpx.HTTPError as exc:
-        lines.put(_Closed(time.monotonic(), f"connection failed: {_describe(exc)}"))
+        what = "connection dropped mid-stream" if received else "connection failed"
+        lines.put(_Closed(time.monotonic(), f"{what}: {_describe(exc)}"))
     else:
         lines.put(_Closed(time.monotonic()))
 

