@@ -9,6 +9,7 @@ there; every figure, table, chart and number comes from a directive such as
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -17,12 +18,15 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup, escape
 
+from sitegen.errors import Issue
 from sitegen.pages.charts import trials_chart
 from sitegen.pages.downloads import DownloadFile
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.report import Report
 from sitegen.pages.safe_json import script_json
 from sitegen.quality.suites import DOMAINS
+from sitegen.statistics.quality import LocalizedText, post_hoc
+from sitegen.validation.rules import load_rules, violation
 
 
 def format_number(value: Any, digits: int | None = None) -> str:
@@ -106,6 +110,13 @@ class Directives:
             "quality_pairs",
             "quality_sensitivity",
             "document_items",
+            "review",
+            "measured_on",
+            "examples",
+            "thresholds",
+            "completion_time",
+            "quality_post_hoc",
+            "caveat_rules",
         ]
         return {name: getattr(self, name) for name in names}
 
@@ -251,3 +262,109 @@ class Directives:
             if len(quality.document_outcomes)
             else {},
         )
+
+    def measured_on(self) -> Markup:
+        """The measured hardware (C-HARDWARE)."""
+        return self._render("measured_on.html", report=self._require_report())
+
+    def review(self) -> Markup:
+        """Who reviewed the full answers (C-REVIEW)."""
+        return self._render("review.html", annotations=self._require_report().campaign.annotations)
+
+    def examples(self) -> Markup:
+        """Curated examples (with reason and notice), then a seeded random draw (C-EXAMPLE)."""
+        report = self._require_report()
+        annotations = report.campaign.annotations
+        by_id = {r.trial_id: r for r in report.campaign.records}
+        curated = [
+            (by_id[e.trial_id], e) for e in annotations.curated_examples if e.trial_id in by_id
+        ]
+        pool = sorted(
+            (r for r in report.campaign.records if r.role == "measured" and r.status == "ok"),
+            key=lambda r: r.order_index,
+        )
+        draw = annotations.random_examples
+        drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
+        return self._render(
+            "examples.html",
+            curated=curated,
+            drawn=drawn,
+            draw=draw,
+            pool_size=len(pool),
+            annotations=annotations,
+        )
+
+    def thresholds(self) -> Markup:
+        """Threshold claims as observed in k of n trials (C-THRESHOLD)."""
+        report = self._require_report()
+        trials = report.measured_trials
+        rows = []
+        for claim in report.campaign.annotations.thresholds:
+            selected = trials[trials["condition_id"] == claim.condition_id]
+            if claim.input_id is not None:
+                selected = selected[selected["input_id"] == claim.input_id]
+            values = selected[claim.metric].dropna()
+            rows.append(
+                {
+                    "claim": claim,
+                    "k": int((values > claim.above).sum()),
+                    "n": len(values),
+                    "label": report.condition_label(claim.condition_id),
+                }
+            )
+        return self._render("thresholds.html", report=report, rows=rows)
+
+    def completion_time(self, input_id: str, ratio: bool = False) -> Markup:
+        """End-to-end times of each condition beside their output lengths. A time ratio is
+        printed only when asked and when output lengths agree within 5 % (C-LENGTH)."""
+        report = self._require_report()
+        summary = report.summary[report.summary["input_id"] == input_id]
+        tokens = summary["generated_tokens_median"]
+        lengths_differ = len(tokens) > 1 and tokens.max() > 1.05 * tokens.min()
+        if ratio and lengths_differ:
+            raise RuleViolation(
+                violation(
+                    "C-LENGTH",
+                    f"completion_time('{input_id}', ratio=True)",
+                    f"output lengths differ ({', '.join(format_number(t) for t in tokens)} tokens); "
+                    "a completion-time ratio would present shorter answers as speed",
+                )
+            )
+        rows = summary.to_dict("records")
+        time_ratio = None
+        if ratio and len(rows) == 2 and rows[0]["e2e_s_median"]:
+            time_ratio = rows[1]["e2e_s_median"] / rows[0]["e2e_s_median"]
+        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
+        return self._render("completion_time.html", rows=rows, labels=labels, time_ratio=time_ratio)
+
+    def quality_post_hoc(self) -> Markup:
+        """Post-hoc analyses beside (never instead of) the primary result (C-POSTHOC)."""
+        report = self._require_report()
+        quality = self._require_quality()
+        plan_quality = report.plan.quality
+        results = [
+            post_hoc(
+                quality.tables.answers,
+                exclude_templates=analysis.exclude_templates,
+                label=analysis.label,
+                reason=LocalizedText(ja=analysis.reason.ja, en=analysis.reason.en),
+                margin=plan_quality.margin,
+                rng_seed=plan_quality.bootstrap_seed,
+                n_boot=plan_quality.bootstrap_resamples,
+            )
+            for analysis in report.campaign.annotations.post_hoc
+        ]
+        added = {a.label: a.added_at for a in report.campaign.annotations.post_hoc}
+        return self._render("post_hoc.html", results=results, added=added)
+
+    def caveat_rules(self) -> Markup:
+        """The rule list, as enforced by the build (method page)."""
+        return self._render("caveat_rules.html", rules=load_rules())
+
+
+class RuleViolation(jinja2.TemplateRuntimeError):
+    """A directive refused to render a claim that breaks a caveat rule."""
+
+    def __init__(self, issue: Issue) -> None:
+        super().__init__(str(issue))
+        self.issue = issue

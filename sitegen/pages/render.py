@@ -7,11 +7,17 @@ from pathlib import Path
 import jinja2
 
 from sitegen.errors import DataError, Issue
-from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.directives import Directives, RuleViolation, html_environment
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.report import Report
 from sitegen.pages.schema import schema_files
+from sitegen.validation.rules import (
+    check_language_parity,
+    check_page,
+    check_report_pages,
+    read_page,
+)
 
 
 def _page_name(stem: str, lang: str) -> str:
@@ -48,6 +54,12 @@ def render_docs(
     def render(template_name: str, directives: Directives) -> str | None:
         try:
             return content.get_template(template_name).render(**directives.functions())
+        except RuleViolation as exc:
+            issue = exc.issue
+            issues.append(
+                Issue(f"content/{template_name}: {issue.location}", issue.message, issue.rule)
+            )
+            return None
         except jinja2.TemplateError as exc:
             issues.append(Issue(f"content/{template_name}", str(exc), "directive"))
             return None
@@ -72,6 +84,7 @@ def render_docs(
                 if text is not None:
                     path = f"reports/{report.slug}/{_page_name(page, lang)}"
                     docs[path] = text.encode("utf-8")
+    issues.extend(check_rendered(docs, reports))
     if issues:
         raise DataError(issues)
     for report in reports:
@@ -80,3 +93,32 @@ def render_docs(
     for name, data in schema_files().items():
         docs[f"schema/{name}"] = data
     return docs
+
+
+def check_rendered(docs: dict[str, bytes], reports: list[Report]) -> list[Issue]:
+    """Caveat rules over every rendered report page, and ja/en figure parity."""
+    issues: list[Issue] = []
+    for report in reports:
+        for lang in LANGUAGES:
+            facts = {}
+            paths = {}
+            for page in report.pages:
+                path = f"reports/{report.slug}/{_page_name(page, lang)}"
+                if path not in docs:
+                    continue
+                facts[page] = read_page(docs[path].decode("utf-8"))
+                paths[page] = f"{path} ({report.slug})"
+                issues.extend(check_page(paths[page], facts[page]))
+            issues.extend(check_report_pages(facts, paths, report.excluded))
+        for page in report.pages:
+            ja_path = f"reports/{report.slug}/{_page_name(page, 'ja')}"
+            en_path = f"reports/{report.slug}/{_page_name(page, 'en')}"
+            if ja_path in docs and en_path in docs:
+                issues.extend(
+                    check_language_parity(
+                        ja_path,
+                        read_page(docs[ja_path].decode("utf-8")),
+                        read_page(docs[en_path].decode("utf-8")),
+                    )
+                )
+    return issues

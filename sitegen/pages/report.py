@@ -17,7 +17,8 @@ from sitegen.statistics.speed import (
     speed_summary,
     trials_frame,
 )
-from sitegen.validation.load import Campaign
+from sitegen.validation.campaign import Campaign
+from sitegen.validation.rules import campaign_registered_at
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Report:
             pages.append("speed")
         if self.quality is not None:
             pages.append("quality")
-        return (*pages, "data")
+        return (*pages, "examples", "method", "data")
 
     @property
     def plan(self) -> Plan:
@@ -65,6 +66,12 @@ class Report:
                 names = sorted({d.name for d in devices})
                 return f"{len(devices)}× " + " / ".join(names)
         return "-"
+
+    @property
+    def registered_at(self) -> str:
+        """When the plan was registered: before the first record started (UTC)."""
+        registered = campaign_registered_at(self.campaign)
+        return registered.strftime("%Y-%m-%d %H:%M UTC") if registered else "-"
 
     @property
     def uses_ngram(self) -> bool:

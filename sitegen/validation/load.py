@@ -5,31 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from pydantic import ValidationError
 
 from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, DataError, Issue, pydantic_issues
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
+from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.models import RECORD_SCHEMA_VERSION, TrialRecord
 from sitegen.records.store import PLAN_FILE, RECORDS_FILE
-
-
-@dataclass(frozen=True)
-class Campaign:
-    """A validated campaign: its plan and its records in file order."""
-
-    directory: Path
-    plan: Plan
-    plan_sha256: str
-    records: list[TrialRecord]
-
-    @property
-    def campaign_id(self) -> str:
-        return self.directory.name
+from sitegen.validation.campaign import Campaign
+from sitegen.validation.rules import check_data
 
 
 def load_campaigns(data_dir: Path) -> list[Campaign]:
@@ -44,6 +33,8 @@ def load_campaigns(data_dir: Path) -> list[Campaign]:
         )
     issues: list[Issue] = []
     campaigns = [c for d in directories if (c := read_campaign(d, issues)) is not None]
+    for campaign in campaigns:
+        issues.extend(check_data(campaign))
     if issues:
         raise DataError(issues)
     return campaigns
@@ -74,7 +65,21 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
             )
         )
     records = _read_records(directory / RECORDS_FILE, plan, expected_hash, issues)
-    return Campaign(directory, plan, expected_hash, records)
+    annotations = _read_annotations(directory / ANNOTATIONS_FILE, issues)
+    return Campaign(directory, plan, expected_hash, records, annotations)
+
+
+def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
+    if not path.exists():
+        return Annotations()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return Annotations.model_validate(raw)
+    except yaml.YAMLError as exc:
+        issues.append(Issue(str(path), f"not valid YAML: {exc}", "data"))
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, str(path)))
+    return Annotations()
 
 
 def _read_records(
