@@ -1,0 +1,261 @@
+"""Each caveat rule with a passing and a failing case (SPEC §5).
+
+Page rules are checked on the rendered pages of a campaign (fake-engine records
+relabelled as a real engine); a failing case removes or alters what a directive
+rendered. Data rules are checked on records and annotations.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sitegen.check import check_site
+from sitegen.errors import DataError
+from sitegen.measure import run_campaign
+from sitegen.pages.render import check_rendered
+from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
+from sitegen.validation.rules import load_rules
+from tests.conftest import make_plan
+from tests.statistics.test_quality_records import quality_plan
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def publishable(data_dir: Path, plan, mutate=None) -> Path:
+    """Run the fake engine and relabel its records as a real engine's."""
+    result = run_campaign(plan, data_dir)
+    path = result.directory / "records.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        record["provenance"]["engine"]["id"] = "llamacpp-embedded"
+        if mutate:
+            mutate(record)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    return result.directory
+
+
+def annotate(directory: Path, **fields) -> None:
+    (directory / "annotations.yaml").write_text(yaml.safe_dump(fields, allow_unicode=True))
+
+
+def rule_ids(error: DataError) -> set[str]:
+    return {issue.rule for issue in error.issues}
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """Speed and quality campaigns with a threshold claim, a curated example and a
+    post-hoc analysis, all valid."""
+    data = tmp_path_factory.mktemp("rules") / "data"
+    speed = publishable(data, make_plan())
+    annotate(
+        speed,
+        review="automated",
+        reviewer="sitegen scorer",
+        thresholds=[{"condition_id": "on", "above": 10.0}],
+        curated_examples=[
+            {"trial_id": "on/short/r0", "reason": {"ja": "短い回答", "en": "a short answer"}}
+        ],
+    )
+    quality = publishable(data, quality_plan())
+    annotate(
+        quality,
+        post_hoc=[
+            {
+                "label": "no-logic",
+                "exclude_templates": ["logic.order"],
+                "added_at": "2999-01-01",
+                "reason": {"ja": "曖昧なテンプレート", "en": "ambiguous template"},
+            }
+        ],
+    )
+    return check_site(data, PROJECT)
+
+
+def test_valid_campaigns_pass_every_rule(checked):
+    assert check_rendered(checked.docs, checked.reports) == []
+    assert len(load_rules()) == 12
+
+
+def _page(checked, slug_prefix: str, page: str) -> str:
+    return next(
+        p for p in checked.docs if p.startswith(f"reports/{slug_prefix}") and p.endswith(f"/{page}")
+    )
+
+
+# (rule, campaign, page, rendered text to break, replacement)
+PAGE_CASES = [
+    ("C-TRUNC", "unit-", "quality.md", 'data-caveat="C-TRUNC"', ""),
+    ("C-EXAMPLE", "unit-", "examples.md", 'data-caveat="C-EXAMPLE"', ""),
+    ("C-CONFDIFF", "unit-", "index.md", 'data-factor-only="true"', 'data-factor-only="false"'),
+    ("C-CAPACITY", "unit-", "speed.md", 'data-caveat="C-CAPACITY"', ""),
+    ("C-THRESHOLD", "unit-", "index.md", 'data-caveat="C-THRESHOLD"', ""),
+    ("C-EXCLUDED", "unit-", "index.md", 'data-warmup="2"', 'data-warmup="0"'),
+    ("C-POSTHOC", "unit-", "quality.md", 'data-primary="true"', ""),
+    ("C-ORDER", "unit-", "index.md", 'data-caveat="C-ORDER"', ""),
+    ("C-UNITS", "unit-", "speed.md", 'data-caveat="C-UNITS"', ""),
+    ("C-REVIEW", "unit-", "index.md", 'data-caveat="C-REVIEW"', ""),
+    ("C-HARDWARE", "unit-", "index.md", 'data-caveat="C-HARDWARE"', ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "campaign", "page", "old", "new"), PAGE_CASES, ids=[c[0] for c in PAGE_CASES]
+)
+def test_page_rule_fails_when_its_caveat_is_missing(checked, rule, campaign, page, old, new):
+    if rule in ("C-TRUNC", "C-POSTHOC"):
+        campaign = next(r.slug for r in checked.reports if r.plan.quality is not None)
+    path = _page(checked, campaign, page)
+    html = checked.docs[path].decode()
+    assert old in html, f"{rule}: the directive should render {old}"
+    broken = dict(checked.docs)
+    broken[path] = html.replace(old, new).encode()
+    found = check_rendered(broken, checked.reports)
+    assert rule in {issue.rule for issue in found}
+    assert any(path in issue.location for issue in found if issue.rule == rule)
+
+
+def test_c_length_reproduces_the_004_confound(tmp_path):
+    """004: "MTP halved the time" while tok/s was 16.57 vs 16.24 and the answers were
+    8,604 vs 4,083 tokens long. A time ratio is refused; equal lengths allow it."""
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT / "content", project / "content")
+    shutil.copytree(PROJECT / "theme", project / "theme")
+    for lang in ("ja", "en"):
+        speed = project / "content" / lang / "report" / "speed.md"
+        speed.write_text(speed.read_text() + '\n{{ completion_time("short", ratio=True) }}\n')
+
+    def confound(record):
+        metrics = record["metrics"]
+        if metrics and record["role"] == "measured" and record["input_id"] == "short":
+            on = record["condition_id"] == "on"
+            metrics["generated_tokens"] = 4083 if on else 8604
+            metrics["gen_tps"] = 16.57 if on else 16.24
+            metrics["e2e_s"] = (4083 if on else 8604) / metrics["gen_tps"]
+
+    publishable(tmp_path / "bad", make_plan(), confound)
+    with pytest.raises(DataError) as caught:
+        check_site(tmp_path / "bad", project)
+    assert "C-LENGTH" in rule_ids(caught.value)
+    assert "8,604" in str(caught.value) and "completion_time('short', ratio=True)" in str(
+        caught.value
+    )
+
+    def same_length(record):
+        if record["metrics"]:
+            record["metrics"]["generated_tokens"] = 4000
+
+    publishable(tmp_path / "good", make_plan(), same_length)
+    site = check_site(tmp_path / "good", project)
+    speed_page = next(v for k, v in site.docs.items() if k.endswith("/speed.md")).decode()
+    assert 'data-claim="completion-time"' in speed_page and "倍" in speed_page
+
+
+def test_configuration_comparison_prints_no_ratio(tmp_path):
+    plan = make_plan(
+        conditions=[
+            ConditionSpec(id="off", context_capacity=512),
+            ConditionSpec(
+                id="on",
+                context_capacity=4096,
+                speculative=SpeculativeSpec(mode="ngram-simple", draft_max=4),
+            ),
+        ]
+    )
+    publishable(tmp_path, plan)
+    site = check_site(tmp_path, PROJECT)
+    summary = next(
+        v for k, v in site.docs.items() if k.endswith("/index.en.md") and "reports/" in k
+    ).decode()
+    assert 'data-claim="configuration-comparison" data-differing="context_capacity"' in summary
+    assert 'data-claim="speed-ratio"' not in summary
+    comparison = summary.split('data-claim="configuration-comparison"')[1].split("</li>")[0]
+    assert "×" not in comparison and "context_capacity" in comparison
+
+
+DATA_CASES = {
+    "C-EXAMPLE": lambda d: annotate(
+        d, curated_examples=[{"trial_id": "on/short/r9", "reason": {"ja": "x", "en": "x"}}]
+    ),
+    "C-THRESHOLD": lambda d: annotate(d, thresholds=[{"condition_id": "nope", "above": 5}]),
+    "C-POSTHOC": lambda d: annotate(
+        d,
+        post_hoc=[
+            {
+                "label": "x",
+                "exclude_templates": ["logic.order"],
+                "added_at": "2000-01-01",
+                "reason": {"ja": "x", "en": "x"},
+            }
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(DATA_CASES))
+def test_data_rule_fails_on_bad_annotations(tmp_path, rule):
+    directory = publishable(tmp_path, make_plan())
+    check_site(tmp_path, PROJECT)  # passing case: no annotations
+    DATA_CASES[rule](directory)
+    with pytest.raises(DataError) as caught:
+        check_site(tmp_path, PROJECT)
+    assert rule in rule_ids(caught.value)
+    assert "annotations.yaml" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("rule", "field"),
+    [("C-CAPACITY", "prompt_tokens"), ("C-HARDWARE", "provenance.host.devices")],
+)
+def test_data_rule_fails_on_bad_records(tmp_path, rule, field):
+    def strip(record):
+        if field == "prompt_tokens":
+            record["prompt_tokens"] = None
+        else:
+            record["provenance"]["host"]["devices"] = []
+
+    publishable(tmp_path, make_plan(), strip)
+    with pytest.raises(DataError) as caught:
+        check_site(tmp_path, PROJECT)
+    assert rule in rule_ids(caught.value)
+    assert f"→ {field}" in str(caught.value)
+
+
+def test_missing_review_declaration_is_refused(tmp_path):
+    directory = publishable(tmp_path, make_plan())
+    annotate(directory, review="human")  # a human review needs the reviewer's name
+    with pytest.raises(DataError) as caught:
+        check_site(tmp_path, PROJECT)
+    assert "needs a reviewer" in str(caught.value)
+
+
+def test_missing_translation_and_figure_parity(tmp_path):
+    publishable(
+        tmp_path / "data", make_plan(inputs=[InputSpec(id="short", text="q", max_output_tokens=8)])
+    )
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT / "content", project / "content")
+    shutil.copytree(PROJECT / "theme", project / "theme")
+    en = project / "theme" / "i18n" / "en.yml"
+    en.write_text(en.read_text().replace('page.speed: "Speed"\n', ""))
+    with pytest.raises(DataError) as caught:
+        check_site(tmp_path / "data", project)
+    assert "missing key 'page.speed'" in str(caught.value) and "en.yml" in str(caught.value)
+    shutil.copy(PROJECT / "theme" / "i18n" / "en.yml", en)
+    summary = project / "content" / "en" / "report" / "index.md"
+    summary.write_text(
+        summary.read_text().replace(
+            "{{ excluded() }}",
+            "{{ excluded() }} {{ t('home.trials', n=99) }}".replace(
+                "{{ t(", '<span data-claim="x">{{ t('
+            ).replace("99) }}", "99) }}</span>"),
+        )
+    )
+    with pytest.raises(DataError) as caught:
+        check_site(tmp_path / "data", project)
+    assert "ja and en pages carry different figures" in str(caught.value)
