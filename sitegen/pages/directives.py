@@ -28,6 +28,33 @@ from sitegen.quality.suites import DOMAINS
 from sitegen.statistics.quality import LocalizedText, post_hoc
 from sitegen.validation.rules import load_rules, violation
 
+ANSWERS_PAGE_SIZE = 50
+"""Answers per on-demand page of the data page's answer browser."""
+
+
+def answer_shards(report: Report) -> list[bytes]:
+    """The answer browser's pages: every record's texts in run order, as JSON (codes, not
+    words: the page translates them, so both languages share the files)."""
+    records = sorted(report.campaign.records, key=lambda r: r.order_index)
+    shards = []
+    for start in range(0, len(records), ANSWERS_PAGE_SIZE):
+        page = [
+            {
+                "order_index": r.order_index,
+                "trial_id": r.trial_id,
+                "role": r.role,
+                "status": r.status,
+                "finish": r.metrics.finish if r.metrics else None,
+                "generated_tokens": r.metrics.generated_tokens if r.metrics else None,
+                "failure_reason": r.failure_reason,
+                "text": r.text,
+                "reasoning_text": r.reasoning_text,
+            }
+            for r in records[start : start + ANSWERS_PAGE_SIZE]
+        ]
+        shards.append(script_json(page).encode("utf-8"))
+    return shards
+
 
 def format_number(value: Any, digits: int | None = None) -> str:
     """Thousands separators; ``digits`` decimals, or a whole number when ``digits`` is None;
@@ -202,8 +229,27 @@ class Directives:
         )
 
     def answers(self) -> Markup:
+        """Every answer's full text, one page of ``ANSWERS_PAGE_SIZE`` loaded on demand."""
         report = self._require_report()
-        return self._render("answers.html", report=report, records=report.campaign.records)
+        count = len(report.campaign.records)
+        pages = [
+            {"first": start + 1, "last": min(start + ANSWERS_PAGE_SIZE, count)}
+            for start in range(0, count, ANSWERS_PAGE_SIZE)
+        ]
+        labels = {
+            key: self.catalog.t(f"answers.{key}")
+            for key in ("loading", "failed", "page", "text", "reasoning")
+        }
+        codes = ("role.warmup", "role.measured", "status.ok", "status.failed")
+        codes += tuple(f"finish.{f}" for f in ("stop", "length", "error"))
+        labels.update({code: self.catalog.t(code) for code in codes})
+        return self._render(
+            "answers.html",
+            report=report,
+            pages=pages,
+            page_size=ANSWERS_PAGE_SIZE,
+            labels=labels,
+        )
 
     def has_speed(self) -> bool:
         """Whether the report has speed inputs (content can branch on it)."""

@@ -7,7 +7,12 @@ from pathlib import Path
 import jinja2
 
 from sitegen.errors import DataError, Issue
-from sitegen.pages.directives import Directives, RuleViolation, html_environment
+from sitegen.pages.directives import (
+    Directives,
+    RuleViolation,
+    answer_shards,
+    html_environment,
+)
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.report import Report
@@ -90,6 +95,8 @@ def render_docs(
     for report in reports:
         for file in downloads[report.slug]:
             docs[f"reports/{report.slug}/downloads/{file.name}"] = file.data
+        for index, shard in enumerate(answer_shards(report)):
+            docs[f"reports/{report.slug}/answers/{index}.json"] = shard
     for name, data in schema_files().items():
         docs[f"schema/{name}"] = data
     return docs

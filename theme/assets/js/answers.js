@@ -1,0 +1,66 @@
+// Per-answer browser: loads one page of answers (a JSON shard) at a time and shows the
+// texts with textContent only — model output is data, never markup.
+(function () {
+  "use strict";
+  var root = document.querySelector(".sg-answers-browser");
+  if (!root) return;
+  var base = root.getAttribute("data-base");
+  var pageSize = parseInt(root.getAttribute("data-page-size"), 10);
+  var pages = parseInt(root.getAttribute("data-pages"), 10);
+  var labels = JSON.parse(document.getElementById("sg-answers-labels").textContent);
+  var list = root.querySelector(".sg-answers-list");
+  var status = root.querySelector(".sg-answers-status");
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function show(page, openIndex) {
+    status.textContent = labels.loading;
+    fetch(base + page + ".json")
+      .then(function (response) { return response.json(); })
+      .then(function (answers) {
+        list.replaceChildren();
+        answers.forEach(function (answer) {
+          var details = element("details", "sg-answer");
+          details.id = "t" + answer.order_index;
+          var parts = [labels["role." + answer.role], labels["status." + answer.status]];
+          if (answer.finish) parts.push(labels["finish." + answer.finish], answer.generated_tokens + " tok");
+          var summary = element("summary", "", answer.trial_id + " — " + parts.join(", "));
+          details.appendChild(summary);
+          if (answer.failure_reason) details.appendChild(element("p", "sg-failure", answer.failure_reason));
+          if (answer.reasoning_text) {
+            details.appendChild(element("p", "sg-label", labels.reasoning));
+            details.appendChild(element("pre", "sg-text", answer.reasoning_text));
+          }
+          details.appendChild(element("p", "sg-label", labels.text));
+          details.appendChild(element("pre", "sg-text", answer.text));
+          if (answer.order_index === openIndex) details.open = true;
+          list.appendChild(details);
+        });
+        status.textContent = labels.page.replace("{page}", page + 1).replace("{pages}", pages);
+        root.querySelectorAll(".sg-answers-pager button").forEach(function (button) {
+          button.setAttribute("aria-current", button.getAttribute("data-page") === String(page) ? "page" : "false");
+        });
+        if (openIndex !== undefined) {
+          var target = document.getElementById("t" + openIndex);
+          if (target) target.scrollIntoView();
+        }
+      })
+      .catch(function () { status.textContent = labels.failed; });
+  }
+
+  root.querySelectorAll(".sg-answers-pager button").forEach(function (button) {
+    button.addEventListener("click", function () { show(parseInt(button.getAttribute("data-page"), 10)); });
+  });
+  var match = /^#t(\d+)$/.exec(window.location.hash);
+  if (match) {
+    var index = parseInt(match[1], 10);
+    show(Math.floor(index / pageSize), index);
+  } else {
+    show(0);
+  }
+})();
