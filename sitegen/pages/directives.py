@@ -24,7 +24,9 @@ from sitegen.pages.downloads import DownloadFile
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.report import Report
 from sitegen.pages.safe_json import script_json
+from sitegen.pages.schema import field_dictionary
 from sitegen.quality.suites import DOMAINS
+from sitegen.records.models import TrialRecord
 from sitegen.statistics.quality import LocalizedText, post_hoc
 from sitegen.validation.rules import load_rules, violation
 
@@ -144,6 +146,7 @@ class Directives:
             "completion_time",
             "quality_post_hoc",
             "caveat_rules",
+            "data_dictionary",
         ]
         return {name: getattr(self, name) for name in names}
 
@@ -406,6 +409,10 @@ class Directives:
     def caveat_rules(self) -> Markup:
         """The rule list, as enforced by the build (method page)."""
         return self._render("caveat_rules.html", rules=load_rules())
+
+    def data_dictionary(self) -> Markup:
+        """Every field of the trial record with its documentation (from the model)."""
+        return self._render("data_dictionary.html", rows=field_dictionary(TrialRecord))
 
 
 class RuleViolation(jinja2.TemplateRuntimeError):
