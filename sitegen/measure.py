@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -46,8 +46,12 @@ class CampaignResult:
 
     directory: Path
     written: int
+    """Planned trials run now."""
     skipped: int
+    """Planned trials already recorded by an earlier invocation."""
     failed: int
+    resume_warmups: int = 0
+    """Extra warm-ups run because a resumed condition's model was loaded anew."""
 
 
 Progress = Callable[[int, int, TrialRecord], None]
@@ -59,6 +63,8 @@ def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -
     done = store.completed_trial_ids()
     planned = expand_trials(plan)
     pending = [trial for trial in planned if trial.trial_id not in done]
+    planned_pending = len(pending)
+    pending = with_resume_warmups(plan, pending, done)
     failed = 0
     with native_output_to(store.directory / "logs" / "engine.log"):
         runner = _Runner(plan, store)
@@ -72,7 +78,47 @@ def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -
         finally:
             runner.close_all()
     store.write_manifest()
-    return CampaignResult(store.directory, len(pending), len(planned) - len(pending), failed)
+    return CampaignResult(
+        store.directory,
+        planned_pending,
+        len(planned) - planned_pending,
+        failed,
+        len(pending) - planned_pending,
+    )
+
+
+RESUME_WARMUP = "resume-warmup"
+
+
+def with_resume_warmups(plan: Plan, pending: list[TrialSpec], done: set[str]) -> list[TrialSpec]:
+    """On resume, a condition whose planned warm-ups were recorded by an earlier process
+    loads its model anew: warm it up again before its first pending trial, so no measured
+    trial runs cold. These extra warm-ups are kept as records (role ``warmup``) with ids
+    ``<condition>/resume-warmup-<session>-<k>`` and never replace a planned trial."""
+    if plan.warmups == 0:
+        return pending
+    result: list[TrialSpec] = []
+    warmed: set[str] = set()
+    for trial in pending:
+        condition_id = trial.condition_id
+        if condition_id not in warmed:
+            warmed.add(condition_id)
+            if trial.role == "measured" and f"{condition_id}/warmup-0" in done:
+                prefix = f"{condition_id}/{RESUME_WARMUP}-"
+                session = 1 + len({d.split("-")[-2] for d in done if d.startswith(prefix)})
+                result.extend(
+                    replace(
+                        trial,
+                        trial_id=f"{prefix}{session}-{k}",
+                        input_id=trial.input_id,
+                        role="warmup",
+                        repetition=k,
+                        seed=plan.sampling.seed_base + k,
+                    )
+                    for k in range(plan.warmups)
+                )
+        result.append(trial)
+    return result
 
 
 @contextmanager
@@ -136,7 +182,7 @@ class _Runner:
         self.close_all(keep=keep_loaded | {condition.id})
         engine = self.engine_for(condition)
         spec = self.items[trial.input_id]
-        sampling = self.plan.sampling
+        sampling = self.plan.sampling_for(condition)
         base = dict(
             campaign_id=self.store.campaign_id,
             plan_sha256=self.store.plan_sha256,

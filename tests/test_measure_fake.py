@@ -26,7 +26,11 @@ def test_full_campaign_and_manifest(tmp_path, fake_plan):
     assert abs(padded["prompt_tokens"] - 40) <= 4 and "not to be used" in padded["prompt"]
     manifest = json.loads((result.directory / "manifest.json").read_text())
     assert manifest["record_count"] == len(lines)
-    assert {a["path"] for a in manifest["artifacts"]} == {"plan.json", "records.jsonl", "logs/engine.log"}
+    assert {a["path"] for a in manifest["artifacts"]} == {
+        "plan.json",
+        "records.jsonl",
+        "logs/engine.log",
+    }
 
 
 def test_resume_truncates_torn_tail_without_duplicates(tmp_path, fake_plan):
@@ -37,14 +41,25 @@ def test_resume_truncates_torn_tail_without_duplicates(tmp_path, fake_plan):
     (result.directory / "records.jsonl").write_text(torn, encoding="utf-8")
     again = run_campaign(fake_plan, tmp_path)
     assert again.skipped == 5 and again.written == len(lines) - 5
+    # The interrupted condition's model is loaded anew, so it is warmed up again first.
+    assert again.resume_warmups == 1
     ids = [json.loads(line)["trial_id"] for line in _lines(result.directory)]
-    assert sorted(ids) == sorted(t.trial_id for t in expand_trials(fake_plan))
-    assert run_campaign(fake_plan, tmp_path).written == 0
+    assert (
+        ids[5] == "off/resume-warmup-1-0"
+        and ids[6] == lines[5].split('"trial_id":"')[1].split('"')[0]
+    )
+    assert sorted(i for i in ids if "resume-warmup" not in i) == sorted(
+        t.trial_id for t in expand_trials(fake_plan)
+    )
+    finished = run_campaign(fake_plan, tmp_path)
+    assert finished.written == 0 and finished.resume_warmups == 0
 
 
 def test_engine_error_and_missed_length_become_failed_records(tmp_path):
     plan = make_plan(
-        conditions=[ConditionSpec(id="off", context_capacity=512, engine_options={"fail_input": "two"})],
+        conditions=[
+            ConditionSpec(id="off", context_capacity=512, engine_options={"fail_input": "two"})
+        ],
         prompt_tolerance_tokens=0,
     )
     result = run_campaign(plan, tmp_path)
@@ -73,7 +88,9 @@ def test_load_failure_is_recorded_per_trial(tmp_path, monkeypatch):
 def test_records_validate_but_fake_engine_is_never_publishable(tmp_path, fake_plan):
     run_campaign(fake_plan, tmp_path)
     issues = []
-    campaign = read_campaign(CampaignStore.open(tmp_path / "campaigns", fake_plan).directory, issues)
+    campaign = read_campaign(
+        CampaignStore.open(tmp_path / "campaigns", fake_plan).directory, issues
+    )
     assert len(campaign.records) == len(expand_trials(fake_plan))
     assert issues and all("test engine" in i.message for i in issues)
     assert "provenance.engine.id" in issues[0].location

@@ -27,8 +27,9 @@ class TrialSpec:
 def expand_trials(plan: Plan) -> list[TrialSpec]:
     """Every planned request in run order; ids are stable so a campaign can resume.
 
-    Speed trials come first (sequential blocks or interleaved), then the quality
-    pairs: each problem × seed under the off and on conditions, in the plan's pair order.
+    Speed trials come first (sequential blocks or interleaved rounds in the plan's
+    ``round_order``), then the quality pairs: each problem × seed under the off and on
+    conditions, in the quality section's ``pair_order``.
     """
     items = plan_items(plan)
     first_input = next(iter(items))
@@ -54,8 +55,9 @@ def expand_trials(plan: Plan) -> list[TrialSpec]:
             warmups(condition.id)
         for spec in plan.inputs:
             for repetition in range(plan.repetitions):
-                # Alternate which condition goes first so neither always runs second.
-                conditions = plan.conditions if repetition % 2 == 0 else plan.conditions[::-1]
+                # ``alternate``: reverse odd rounds so neither condition always runs second.
+                reverse = plan.round_order != "as-listed" and repetition % 2 == 1
+                conditions = plan.conditions[::-1] if reverse else plan.conditions
                 for condition in conditions:
                     measured(condition.id, spec.id, repetition)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -11,11 +12,29 @@ import yaml
 from pydantic import ValidationError
 
 from sitegen.errors import ConfigError, pydantic_issues
+from sitegen.plan.grid import GRID_KEY, expand_grid, invalid_plan
 from sitegen.plan.models import Plan
 
 
+class _PlanYamlLoader(yaml.SafeLoader):
+    """YAML with only ``true``/``false`` as booleans (as in YAML 1.2), so ``mode: off`` and a
+    label ``off:`` stay strings instead of turning into ``False``."""
+
+
+_PlanYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_PlanYamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+
 def load_plan(path: Path) -> Plan:
-    """Read a plan from YAML, TOML or JSON; every problem is reported with its field."""
+    """Read a plan from YAML, TOML or JSON, expanding its ``grid`` section; every problem
+    is reported with its file and field."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -26,21 +45,31 @@ def load_plan(path: Path) -> Plan:
         elif path.suffix == ".json":
             raw = json.loads(text)
         else:
-            raw = yaml.safe_load(text)
+            raw = yaml.load(text, Loader=_PlanYamlLoader)  # a SafeLoader subclass
     except (ValueError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+    if isinstance(raw, dict) and GRID_KEY in raw:
+        raw = expand_grid(raw, str(path))
     try:
         return Plan.model_validate(raw)
     except ValidationError as exc:
-        problems = "\n  ".join(str(issue) for issue in pydantic_issues(exc, str(path)))
-        raise ConfigError(f"invalid plan:\n  {problems}") from exc
+        raise invalid_plan(pydantic_issues(exc, str(path))) from exc
 
 
 def canonical_plan_json(plan: Plan) -> str:
     """The plan as canonical JSON (sorted keys, no whitespace): what is hashed."""
-    return json.dumps(
-        plan.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":")
-    )
+    data = plan.model_dump(mode="json")
+    # Fields added since plans were first hashed are left out while unset, so a plan that
+    # does not use them keeps its hash, and so its campaign, across sitegen versions.
+    _drop_if_unset(data, "round_order")
+    for condition in data["conditions"]:
+        _drop_if_unset(condition, "sampling")
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _drop_if_unset(data: dict[str, object], key: str) -> None:
+    if data[key] is None:
+        del data[key]
 
 
 def plan_sha256(plan: Plan) -> str:

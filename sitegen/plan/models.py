@@ -6,7 +6,7 @@ plan's canonical JSON is hashed into every record.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -55,7 +55,8 @@ class SpeculativeSpec(StrictModel):
 
 
 class SamplingSpec(StrictModel):
-    """Sampling settings shared by every request of the plan; the seed varies per trial."""
+    """Sampling settings of every request of the plan (a condition may override temperature,
+    top_p and top_k); the seed varies per trial."""
 
     temperature: float = Field(default=0.0, ge=0)
     """Sampling temperature; 0 means greedy decoding."""
@@ -67,6 +68,18 @@ class SamplingSpec(StrictModel):
     """Seed of repetition 0; repetition r uses ``seed_base + r × seed_stride``."""
     seed_stride: int = Field(default=100_000, ge=1)
     """Distance between the seeds of successive repetitions (reference: 100,000)."""
+
+
+class SamplingOverride(StrictModel):
+    """A condition's own sampling settings (e.g. a temperature sweep); unset fields keep
+    the plan's. Seeds stay plan-wide so every condition runs the same seeds."""
+
+    temperature: float | None = Field(default=None, ge=0)
+    """Sampling temperature of this condition (``None``: the plan's)."""
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    """Nucleus sampling threshold of this condition (``None``: the plan's)."""
+    top_k: int | None = Field(default=None, ge=0)
+    """Top-k cut-off of this condition (``None``: the plan's)."""
 
 
 class ModelSpec(StrictModel):
@@ -94,6 +107,9 @@ class ConditionSpec(StrictModel):
     """CPU threads for the engine (``None``: the engine's default)."""
     engine_options: dict[str, str | int | float | bool] = {}
     """Further engine-specific settings, recorded as flags."""
+    sampling: SamplingOverride | None = None
+    """Sampling settings that differ from the plan's (``None``: the plan's), recorded in
+    every record's ``sampling``."""
 
 
 class InputSpec(StrictModel):
@@ -180,7 +196,7 @@ class Plan(StrictModel):
     inputs: list[InputSpec] = []
     """Speed prompts measured under every condition."""
     sampling: SamplingSpec = SamplingSpec()
-    """Sampling settings."""
+    """Sampling settings (a condition's ``sampling`` overrides parts of them)."""
     template_kwargs: dict[str, str | int | float | bool] = {}
     """Chat-template arguments (e.g. reasoning effort, thinking on/off)."""
     repetitions: int = Field(default=3, ge=1)
@@ -188,8 +204,14 @@ class Plan(StrictModel):
     warmups: int = Field(default=1, ge=0)
     """Warm-up requests per condition, kept as records and excluded from statistics."""
     order: Literal["sequential", "interleaved"] = "sequential"
-    """``sequential``: one block per condition; ``interleaved``: conditions alternate per
-    input and repetition (all conditions' engines stay loaded)."""
+    """``sequential``: one block per condition, in the order of ``conditions``;
+    ``interleaved``: conditions alternate per input and repetition (all conditions'
+    engines stay loaded)."""
+    round_order: Literal["alternate", "as-listed"] | None = None
+    """Interleaved plans only: the order of the conditions within each round (one input ×
+    repetition, e.g. an off/on pair). ``alternate`` reverses the listed order on odd
+    repetitions so neither condition always runs second; ``as-listed`` never reverses it.
+    An interleaved plan that leaves it out gets ``alternate``; ``None`` for sequential plans."""
     prompt_tolerance_tokens: int = Field(default=4, ge=0)
     """Allowed distance between actual and target input length; a miss fails the trial."""
     filler: str = (
@@ -204,15 +226,38 @@ class Plan(StrictModel):
     quality: QualitySpec | None = None
     """Paired quality evaluation (``None``: speed only)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _interleaved_round_order_stated(cls, data: Any) -> Any:
+        # The stored plan states the round order it ran with, not an implied default.
+        interleaved = isinstance(data, dict) and data.get("order") == "interleaved"
+        if interleaved and data.get("round_order") is None:
+            return {**data, "round_order": "alternate"}
+        return data
+
+    @model_validator(mode="after")
+    def _round_order_only_when_interleaved(self) -> Plan:
+        if self.order == "sequential" and self.round_order is not None:
+            raise ValueError("round_order applies to interleaved plans only (order: interleaved)")
+        return self
+
     @model_validator(mode="after")
     def _something_to_run(self) -> Plan:
         if not self.inputs and self.quality is None:
             raise ValueError("a plan needs speed inputs, a quality evaluation, or both")
         if self.quality is not None:
-            ids = {c.id for c in self.conditions}
+            conditions = {c.id: c for c in self.conditions}
             for name in ("off_condition", "on_condition"):
-                if getattr(self.quality, name) not in ids:
+                if getattr(self.quality, name) not in conditions:
                     raise ValueError(f"quality.{name} is not a condition id")
+            # A pair may differ in the declared factor only, not in how it samples.
+            off = self.sampling_for(conditions[self.quality.off_condition])
+            on = self.sampling_for(conditions[self.quality.on_condition])
+            if off != on:
+                raise ValueError(
+                    "quality.off_condition and quality.on_condition must sample alike; "
+                    "their conditions' sampling differs"
+                )
         return self
 
     @model_validator(mode="after")
@@ -225,3 +270,9 @@ class Plan(StrictModel):
             if duplicates:
                 raise ValueError(f"duplicate {kind} id(s): {', '.join(duplicates)}")
         return self
+
+    def sampling_for(self, condition: ConditionSpec) -> SamplingSpec:
+        """The plan's sampling with the condition's own settings applied."""
+        if condition.sampling is None:
+            return self.sampling
+        return self.sampling.model_copy(update=condition.sampling.model_dump(exclude_none=True))
