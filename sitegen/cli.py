@@ -16,11 +16,10 @@ from sitegen.errors import SitegenError
 
 def _measure(args: argparse.Namespace) -> None:
     from sitegen.measure import run_campaign
-    from sitegen.plan.demo import DEMO_PLAN
+    from sitegen.plan.demo import DEMO_PLANS
     from sitegen.plan.io import load_plan
 
-    plan = load_plan(args.plan) if args.plan else DEMO_PLAN
-    started = time.monotonic()
+    plans = [load_plan(args.plan)] if args.plan else DEMO_PLANS
 
     def progress(index: int, total: int, record) -> None:
         metrics = record.metrics
@@ -35,23 +34,55 @@ def _measure(args: argparse.Namespace) -> None:
             flush=True,
         )
 
-    result = run_campaign(plan, args.data, progress=progress)
-    print(
-        f"campaign {result.directory}: {result.written} trial(s) run, {result.skipped} already "
-        f"recorded, {result.failed} failed, {time.monotonic() - started:.1f} s"
-    )
+    for plan in plans:
+        started = time.monotonic()
+        result = run_campaign(plan, args.data, progress=progress)
+        print(
+            f"campaign {result.directory}: {result.written} trial(s) run, {result.skipped} "
+            f"already recorded, {result.failed} failed"
+            + (f", {result.resume_warmups} resume warm-up(s)" if result.resume_warmups else "")
+            + f", {time.monotonic() - started:.1f} s"
+        )
 
 
 def _build(args: argparse.Namespace) -> None:
     from sitegen.build import build_site
 
     started = time.monotonic()
-    report = build_site(data_dir=args.data, site_dir=args.site, project_dir=args.project)
-    print(
-        f"site written to {report.site_dir} ({report.campaigns} campaign(s), "
-        f"{report.records} records) in {time.monotonic() - started:.1f} s; "
-        f"open {report.site_dir / 'index.html'}"
+    result = build_site(
+        data_dir=args.data, site_dir=args.site, project_dir=args.project, version=args.version
     )
+    what = {
+        "published": f"version {result.version} published",
+        "unchanged": f"version {result.version} was already published with the same content",
+        "up-to-date": f"nothing changed since version {result.version} was built",
+    }[result.outcome]
+    print(
+        f"site {result.site_dir}: {what} ({result.campaigns} campaign(s), "
+        f"{result.records} records, {time.monotonic() - started:.1f} s)"
+    )
+
+
+def _check(args: argparse.Namespace) -> None:
+    from sitegen.check import check_site
+
+    checked = check_site(args.data, args.project.resolve())
+    pages = sum(1 for path in checked.docs if path.endswith(".md"))
+    print(
+        f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
+        "pass validation and the caveat rules (nothing written)"
+    )
+
+
+def _verify(args: argparse.Namespace) -> None:
+    from sitegen.records.verify import verify_campaign
+
+    for directory in args.campaigns:
+        verified = verify_campaign(directory)
+        print(
+            f"ok: {verified.directory}: {verified.files} file(s) and {verified.records} records "
+            f"match manifest.json (plan sha256 {verified.plan_sha256[:12]})"
+        )
 
 
 def _schema(args: argparse.Namespace) -> None:
@@ -80,7 +111,25 @@ def main(argv: list[str] | None = None) -> int:
         default=Path("."),
         help="directory with content/, theme/, mkdocs.yml",
     )
+    build.add_argument(
+        "--version",
+        help="label of the published version (default: date of the latest record, YYYY-MM-DD); "
+        "a published version is never changed",
+    )
     build.set_defaults(func=_build)
+
+    check = commands.add_parser("check", help="run every validation without writing a site")
+    check.add_argument("--data", type=Path, default=Path("data"), help="data directory")
+    check.add_argument(
+        "--project", type=Path, default=Path("."), help="directory with content/ and theme/"
+    )
+    check.set_defaults(func=_check)
+
+    verify = commands.add_parser(
+        "verify", help="re-hash campaign directories against their manifest.json"
+    )
+    verify.add_argument("campaigns", type=Path, nargs="+", metavar="DIR", help="campaign directory")
+    verify.set_defaults(func=_verify)
 
     schema = commands.add_parser("schema", help="write the JSON Schemas of plans and records")
     schema.add_argument("--out", type=Path, default=Path("schema"), help="output directory")

@@ -36,7 +36,10 @@ def test_measure_then_build_with_the_real_engine(tmp_path, capsys):
     (campaign,) = (data / "campaigns").iterdir()
     records = [json.loads(line) for line in (campaign / "records.jsonl").read_text().splitlines()]
     assert [r["trial_id"] for r in records] == [
-        "spec-off/warmup-0", "spec-off/repeat/r0", "ngram/warmup-0", "ngram/repeat/r0"
+        "spec-off/warmup-0",
+        "spec-off/repeat/r0",
+        "ngram/warmup-0",
+        "ngram/repeat/r0",
     ]
     for record in records:
         metrics = record["metrics"]
@@ -51,14 +54,18 @@ def test_measure_then_build_with_the_real_engine(tmp_path, capsys):
         assert record["provenance"]["engine"]["version"].startswith("xllamacpp ")
     spec_on = [r for r in records if r["condition_id"] == "ngram"]
     assert all(r["metrics"]["draft_proposed"] is not None for r in spec_on)
-    assert all(r["metrics"]["draft_proposed"] is None for r in records if r["condition_id"] == "spec-off")
+    assert all(
+        r["metrics"]["draft_proposed"] is None for r in records if r["condition_id"] == "spec-off"
+    )
 
     # Running again resumes: nothing to do, nothing duplicated.
     assert main(["measure", "--plan", str(plan_path), "--data", str(data)]) == 0
     assert len((campaign / "records.jsonl").read_text().splitlines()) == 4
 
-    assert main(["build", "--data", str(data), "--site", str(site), "--project", str(PROJECT)]) == 0
-    summary = (site / "reports" / campaign.name / "index.html").read_text(encoding="utf-8")
+    build = ["build", "--data", str(data), "--site", str(site), "--project", str(PROJECT)]
+    assert main([*build, "--version", "e2e"]) == 0
+    version = site / "v" / "e2e"
+    summary = (version / "reports" / campaign.name / "index.html").read_text(encoding="utf-8")
     assert "ngram-simple (≤8)" in summary and "MTP" in summary  # named, and said not to be MTP
-    assert (site / "en" / "reports" / campaign.name / "speed" / "index.html").is_file()
-    assert "site written to" in capsys.readouterr().out
+    assert (version / "en" / "reports" / campaign.name / "speed" / "index.html").is_file()
+    assert "version e2e published" in capsys.readouterr().out

@@ -3,6 +3,7 @@
 Layout of the site directory::
 
     index.html                      redirect to latest/
+    404.html                        the newest version's (its links start at the site root)
     versions.json                   the version list in mike's format
     v/versions.json                 the same list where mkdocs-material's selector reads it
                                     (``../versions.json`` from a version's root)
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from markupsafe import Markup, escape
 
 from sitegen.errors import SitegenError
@@ -45,7 +47,7 @@ CHANGELOG_PAGE = "changelog"
 SHARED_ASSETS = "assets"
 """Site-root folder of the files shared by every version."""
 
-_LABEL = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,63}$")
+_LABEL = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
 _MANIFEST_SCHEMA_VERSION = 1
 _FIGURE_DIGITS = 2
 """Medians are compared as displayed (two decimals): smaller moves are rounding noise."""
@@ -56,7 +58,7 @@ class ArchiveError(SitegenError):
 
 
 def check_label(label: str) -> str:
-    if not _LABEL.match(label) or label == LATEST_ALIAS:
+    if not _LABEL.fullmatch(label) or label == LATEST_ALIAS:
         raise ArchiveError(
             f"version label '{label}' is not allowed: use letters, digits, '.', '_' and '-' "
             f"(at most 64, starting with a letter or digit), and not '{LATEST_ALIAS}'"
@@ -160,15 +162,16 @@ def _verify(site_dir: Path, directory: Path, version: PublishedVersion) -> None:
 
 def headline_figures(reports: list[Report]) -> dict[str, Any]:
     """Per campaign: titles, record count and digest, and the median generation rate per
-    condition × input (the figures the changelog compares)."""
+    condition × speed input (the figures the changelog compares)."""
     figures = {}
     for report in reports:
-        records = report.campaign.directory / RECORDS_FILE
+        speed_inputs = {spec.id for spec in report.plan.inputs}
         medians = {
             f"{row.condition_id}|{row.input_id}": round(float(row.gen_tps_median), 4)
             for row in report.summary.itertuples()
-            if row.gen_tps_median is not None and row.gen_tps_median == row.gen_tps_median
+            if row.input_id in speed_inputs and pd.notna(row.gen_tps_median)
         }
+        records = report.campaign.directory / RECORDS_FILE
         figures[report.slug] = {
             "title": dict(report.plan.title),
             "records": len(report.campaign.records),
@@ -252,8 +255,9 @@ def changelog_docs(
         body = env.get_template("changelog.html").render(
             t=catalog.t, lang=lang, label=label, changes=changes
         )
-        # One raw-HTML block for Markdown: no blank lines inside it.
-        block = Markup("\n".join(line for line in body.splitlines() if line.strip()))
+        # One raw-HTML block for Markdown: no blank lines inside it (split at "\n" only:
+        # splitlines() would also split titles at U+2028 and other separators).
+        block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
         title = escape(catalog.t("changelog.title"))
         name = f"{CHANGELOG_PAGE}.md" if lang == LANGUAGES[0] else f"{CHANGELOG_PAGE}.{lang}.md"
         docs[name] = f"# {title}\n\n{block}\n".encode()
@@ -313,6 +317,8 @@ def write_root(site: Path, versions: list[PublishedVersion], csp: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(redirect_page(target, csp))
     (site / "index.html").write_bytes(redirect_page(f"{LATEST_ALIAS}/", csp))
+    # mkdocs writes 404.html with links from the site root, so it serves the whole site.
+    (site / "404.html").write_bytes((site / VERSIONS_DIR / newest.label / "404.html").read_bytes())
 
 
 def write_build_marker(site: Path, inputs_sha256: str, label: str, counts: dict[str, int]) -> None:
@@ -321,12 +327,14 @@ def write_build_marker(site: Path, inputs_sha256: str, label: str, counts: dict[
 
 
 def read_build_marker(site_dir: Path) -> dict[str, Any] | None:
-    """The last build's marker, if the version it names is still in place."""
+    """The last build's marker, if it is whole and the version it names is in place."""
     try:
         marker = json.loads((site_dir / BUILD_MARKER).read_bytes())
-        label = marker["version"]
-    except (OSError, ValueError, KeyError, TypeError):
+        label = str(marker["version"])
+        if not {"inputs_sha256", "campaigns", "records"} <= marker.keys():
+            return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if not (site_dir / VERSIONS_DIR / str(label) / VERSION_MANIFEST).is_file():
+    if not (site_dir / VERSIONS_DIR / label / VERSION_MANIFEST).is_file():
         return None
     return marker

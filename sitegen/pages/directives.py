@@ -96,7 +96,8 @@ def text_block(text: str) -> Markup:
 
 def _one_block(html: str) -> Markup:
     """Partials become one raw-HTML block for the Markdown renderer: no blank lines."""
-    return Markup("\n".join(line for line in html.splitlines() if line.strip()))
+    # split("\n"), not splitlines(): model text may hold U+2028, form feeds and the like.
+    return Markup("\n".join(line for line in html.split("\n") if line.strip()))
 
 
 class Directives:

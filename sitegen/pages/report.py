@@ -55,7 +55,10 @@ class Report:
 
     @property
     def measured_trials(self) -> pd.DataFrame:
-        return measured(self.trials)
+        """Measured, successful trials of the speed inputs (quality answers have their page)."""
+        speed_ids = {i.id for i in self.plan.inputs}
+        trials = measured(self.trials)
+        return trials[trials["input_id"].isin(speed_ids)]
 
     @property
     def hardware(self) -> str:

@@ -20,6 +20,7 @@ import yaml
 from sitegen.errors import SitegenError
 from sitegen.pages.archive import (
     CHANGELOG_PAGE,
+    LATEST_ALIAS,
     SHARED_ASSETS,
     VERSION_MANIFEST,
     VERSIONS_DIR,
@@ -113,7 +114,7 @@ def site_config(
     config.setdefault("extra", {})
     config["extra"]["sitegen_csp"] = CONTENT_SECURITY_POLICY
     config["extra"]["sitegen_plotly"] = f"{VERSION_TO_ROOT}{SHARED_ASSETS}/{PLOTLY_BUNDLE}"
-    config["extra"]["sitegen_latest"] = f"{VERSION_TO_ROOT}latest/"
+    config["extra"]["sitegen_latest"] = f"{VERSION_TO_ROOT}{LATEST_ALIAS}/"
     nav: list = ["index.md"]
     translations: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
     for report in build.reports:

@@ -94,7 +94,8 @@ def _read_records(
         issues.append(Issue(str(path.with_name("plan.json")), str(exc), "data"))
         return records
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # Not splitlines(): answer texts may hold U+2028 or U+0085, which JSON writes raw.
+        lines = path.read_text(encoding="utf-8").split("\n")
     except FileNotFoundError:
         issues.append(Issue(str(path), "missing records file", "data"))
         return records

@@ -15,7 +15,7 @@ from sitegen.measure import run_campaign
 from tests.conftest import make_plan
 
 PROJECT = Path(__file__).resolve().parents[2]
-HOSTILE = '</script><script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3))\n\n# not a heading'
+HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3))\n\n# not a heading"
 
 
 def _publishable_campaign(data_dir: Path) -> Path:
@@ -26,7 +26,9 @@ def _publishable_campaign(data_dir: Path) -> Path:
     for record in records:
         record["provenance"]["engine"]["id"] = "llamacpp-embedded"
     records[1]["text"] = HOSTILE
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
     return path
 
 
@@ -42,14 +44,14 @@ def _tree_digest(site: Path) -> str:
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("build")
     records_path = _publishable_campaign(root / "data")
-    build_site(root / "data", root / "site", PROJECT)
+    build_site(root / "data", root / "site", PROJECT, version="test")
     return root, records_path
 
 
 def test_site_pages_in_both_languages_with_downloads(built):
     root, records_path = built
     slug = records_path.parent.name
-    site = root / "site"
+    site = root / "site" / "v" / "test"
     for page in ("", "speed/", "data/"):
         assert (site / "reports" / slug / page / "index.html").is_file()
         assert (site / "en" / "reports" / slug / page / "index.html").is_file()
@@ -61,19 +63,25 @@ def test_site_pages_in_both_languages_with_downloads(built):
         assert hashlib.sha256((downloads / name).read_bytes()).hexdigest() == digest
     en_data = (site / "en" / "reports" / slug / "data" / "index.html").read_text(encoding="utf-8")
     assert f'href="../../../../reports/{slug}/downloads/records.json"' in en_data
-    assert (site / "assets" / "js" / "plotly.min.js").stat().st_size > 1_000_000
+    assert (
+        root / "site" / "assets" / "js" / "plotly-basic-4.1.1.min.js"
+    ).stat().st_size > 1_000_000
     speed = (site / "reports" / slug / "speed" / "index.html").read_text(encoding="utf-8")
     assert 'class="sg-chart-spec"' in speed and "生成速度" in speed
 
 
 def test_model_output_is_escaped_text(built):
     root, records_path = built
-    page = (root / "site" / "reports" / records_path.parent.name / "data" / "index.html").read_text(
-        encoding="utf-8"
-    )
-    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in page
-    assert "<script>alert(1)" not in page and 'href="javascript:' not in page
-    assert "# not a heading" in page  # newlines kept as text, not Markdown
+    report = root / "site" / "v" / "test" / "reports" / records_path.parent.name
+    data_page = (report / "data" / "index.html").read_text(encoding="utf-8")
+    assert "alert(" not in data_page  # texts are not in the page: they load as JSON data
+    shard = (report / "answers" / "0.json").read_text(encoding="utf-8")
+    assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in shard
+    assert "</script>" not in shard and "<img" not in shard
+    answer = next(a for a in json.loads(shard) if a["trial_id"] == "off/short/r0")
+    assert answer["text"] == HOSTILE  # the data itself is unchanged
+    examples = (report / "examples" / "index.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in examples and 'href="javascript:' not in examples
 
 
 def _corrupt_and_build(root: Path, records_path: Path, mutate) -> DataError:
@@ -86,7 +94,7 @@ def _corrupt_and_build(root: Path, records_path: Path, mutate) -> DataError:
     before = _tree_digest(root / "site")
     try:
         with pytest.raises(DataError) as caught:
-            build_site(root / "data", root / "site", PROJECT)
+            build_site(root / "data", root / "site", PROJECT, version="test")
     finally:
         records_path.write_text(original, encoding="utf-8")
     assert _tree_digest(root / "site") == before, "a failed build changed the previous site"

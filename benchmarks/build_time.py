@@ -1,0 +1,183 @@
+"""Time ``build_site`` on a seed-scale campaign: cold, again with nothing changed, and
+with ten times the records.
+
+Seed scale (SPEC reference report): 2 conditions × 4 inputs × 50 repetitions = 400
+speed trials, plus 600 problems (30 templates × 20) × 3 seeds × 2 conditions = 3,600
+answers. The fake engine runs the plan (like ``sitegen measure``); its records are then
+relabelled as a real engine's and given ~2 KB answer texts. Ten times the records:
+the same campaign with 10× the repetitions and 10× the seeds.
+
+Targets: cold ≤ 10 s on 2 cores, unchanged ≤ 2 s.
+
+Run: ``.venv/bin/python benchmarks/build_time.py [--scale 1 10] [--keep DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sitegen.build import build_site
+from sitegen.measure import run_campaign
+from sitegen.plan.items import suite_sha256
+from sitegen.plan.models import (
+    ConditionSpec,
+    InputSpec,
+    ModelSpec,
+    Plan,
+    QualitySpec,
+    SpeculativeSpec,
+)
+from sitegen.records.store import RECORDS_FILE
+
+PROJECT = Path(__file__).resolve().parents[1]
+TEXT_BYTES = 2_000
+TARGET_COLD_S, TARGET_UNCHANGED_S = 10.0, 2.0
+SENTENCES = (
+    "まず問題文の数値を整理します。",
+    "Next, the totals are added up line by line.",
+    "条件に合う記録だけを数えると、",
+    "the remaining amount follows from the difference.",
+    "検算のため、逆の順序でもう一度計算しました。",
+)
+
+
+def seed_scale_plan(scale: int) -> Plan:
+    quality = QualitySpec(
+        suite_id="seed",
+        per_template=20,
+        suite_seed=1,
+        seeds=3 * scale,
+        max_output_tokens=256,
+        off_condition="off",
+        on_condition="ngram",
+        suite_sha256="0" * 64,
+    )
+    quality = quality.model_copy(update={"suite_sha256": suite_sha256(quality)})
+    return Plan(
+        name=f"seed-x{scale}",
+        title={"ja": f"シード規模 ×{scale}", "en": f"Seed scale ×{scale}"},
+        engine="fake",
+        model=ModelSpec(name="synthetic", source="unused", quantization="none"),
+        conditions=[
+            ConditionSpec(id="off", context_capacity=4096),
+            ConditionSpec(
+                id="ngram",
+                speculative=SpeculativeSpec(mode="ngram-simple", draft_max=8),
+                context_capacity=4096,
+            ),
+        ],
+        inputs=[
+            InputSpec(id=f"speed-{i}", text=f"input {i}", max_output_tokens=256) for i in range(4)
+        ],
+        repetitions=50 * scale,
+        warmups=1,
+        quality=quality,
+    )
+
+
+def synthesize(data_dir: Path, scale: int) -> int:
+    """Run the plan on the fake engine, then relabel the records and give them full texts."""
+    result = run_campaign(seed_scale_plan(scale), data_dir)
+    path = result.directory / RECORDS_FILE
+    rng = random.Random(scale)
+    lines = []
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if not line:
+            continue
+        record = json.loads(line)
+        record["provenance"]["engine"]["id"] = "llamacpp-embedded"
+        text = ""
+        while len(text.encode()) < TEXT_BYTES:
+            text += rng.choice(SENTENCES)
+        record["text"] = text + f"\n答え: {rng.randint(0, 999)}"
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return len(lines)
+
+
+def timed_build(data_dir: Path, site_dir: Path) -> tuple[float, str]:
+    started = time.perf_counter()
+    result = build_site(data_dir, site_dir, PROJECT, version="bench")
+    return time.perf_counter() - started, result.outcome
+
+
+def page_sizes(site_dir: Path) -> list[tuple[int, str]]:
+    """The largest pages and the largest page of answers the data page loads on demand."""
+    version = site_dir / "v" / "bench"
+    pages = sorted(
+        ((p.stat().st_size, p.relative_to(version).as_posix()) for p in version.rglob("*.html")),
+        reverse=True,
+    )
+    shards = sorted(
+        (
+            (p.stat().st_size, p.relative_to(version).as_posix())
+            for p in version.rglob("answers/*.json")
+        ),
+        reverse=True,
+    )
+    return pages[:4] + shards[:1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, nargs="+", default=[1, 10])
+    parser.add_argument(
+        "--keep", type=Path, help="keep data and sites in this directory (its data is reused)"
+    )
+    args = parser.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="sitegen-build-time-"))
+    print(f"{os.cpu_count()} CPUs; work directory {root}")
+    cold_times = {}
+    try:
+        for scale in args.scale:
+            data_dir, site_dir = root / f"data-x{scale}", root / f"site-x{scale}"
+            shutil.rmtree(site_dir, ignore_errors=True)
+            started = time.perf_counter()
+            if data_dir.is_dir():  # kept from an earlier run
+                records = sum(
+                    p.read_bytes().count(b"\n")
+                    for p in data_dir.glob(f"campaigns/*/{RECORDS_FILE}")
+                )
+            else:
+                records = synthesize(data_dir, scale)
+            size_mb = sum(p.stat().st_size for p in data_dir.rglob("*") if p.is_file()) / 1e6
+            print(
+                f"×{scale}: {records} records, {size_mb:.0f} MB of data "
+                f"(ready in {time.perf_counter() - started:.0f} s)"
+            )
+            cold, outcome = timed_build(data_dir, site_dir)
+            unchanged, second = timed_build(data_dir, site_dir)
+            cold_times[scale] = cold
+            site_mb = sum(p.stat().st_size for p in site_dir.rglob("*") if p.is_file()) / 1e6
+            print(f"  cold build      {cold:7.2f} s ({outcome}); site {site_mb:.0f} MB")
+            print(f"  nothing changed {unchanged:7.2f} s ({second})")
+            for size, page in page_sizes(site_dir):
+                print(f"  page {page:<60} {size / 1e3:9.0f} KB")
+            if scale == 1:
+                ok = cold <= TARGET_COLD_S and unchanged <= TARGET_UNCHANGED_S
+                print(
+                    f"  targets (cold ≤ {TARGET_COLD_S:.0f} s, unchanged ≤ "
+                    f"{TARGET_UNCHANGED_S:.0f} s): {'met' if ok else 'MISSED'}"
+                )
+        if 1 in cold_times and len(cold_times) > 1:
+            for scale, seconds in cold_times.items():
+                if scale != 1:
+                    print(
+                        f"×{scale} records: cold build {seconds / cold_times[1]:.1f}× the ×1 time"
+                    )
+    finally:
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
