@@ -24,7 +24,9 @@ def make_plan(**overrides) -> Plan:
         ],
         inputs=[
             InputSpec(id="short", text="question one", max_output_tokens=16),
-            InputSpec(id="padded", text="question two", target_prompt_tokens=40, max_output_tokens=16),
+            InputSpec(
+                id="padded", text="question two", target_prompt_tokens=40, max_output_tokens=16
+            ),
         ],
         repetitions=3,
         warmups=1,

@@ -15,10 +15,24 @@ def _frame(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
     for (condition, input_id), rates in values.items():
         for rate in rates:
             rows.append(
-                dict(condition_id=condition, input_id=input_id, role="measured", status="ok",
-                     gen_tps=rate, native_tps=None, ttft_s=1.0, t_first_answer_s=1.2, e2e_s=9.0,
-                     prompt_tokens=8193, context_capacity=40960, generated_tokens=1024,
-                     finish="stop", answer_reached=True, draft_proposed=None, draft_accepted=None)
+                dict(
+                    condition_id=condition,
+                    input_id=input_id,
+                    role="measured",
+                    status="ok",
+                    gen_tps=rate,
+                    native_tps=None,
+                    ttft_s=1.0,
+                    t_first_answer_s=1.2,
+                    e2e_s=9.0,
+                    prompt_tokens=8193,
+                    context_capacity=40960,
+                    generated_tokens=1024,
+                    finish="stop",
+                    answer_reached=True,
+                    draft_proposed=None,
+                    draft_accepted=None,
+                )
             )
     frame = pd.DataFrame(rows)
     frame["draft_proposed"] = frame["draft_proposed"].astype("Int64")
@@ -27,12 +41,14 @@ def _frame(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
 
 
 def test_reference_medians_and_ratios():
-    frame = _frame({
-        ("off", "short"): [41.28, 51.22, 51.15],
-        ("on", "short"): [61.52, 62.27, 62.78],
-        ("off", "padded"): [49.72, 49.73, 49.77],
-        ("on", "padded"): [55.77, 53.99, 57.01],
-    })
+    frame = _frame(
+        {
+            ("off", "short"): [41.28, 51.22, 51.15],
+            ("on", "short"): [61.52, 62.27, 62.78],
+            ("off", "padded"): [49.72, 49.73, 49.77],
+            ("on", "padded"): [55.77, 53.99, 57.01],
+        }
+    )
     summary = speed_summary(frame).set_index(["condition_id", "input_id"])
     assert summary.loc[("off", "short"), "gen_tps_median"] == 51.15
     assert summary.loc[("on", "short"), "gen_tps_median"] == 62.27
@@ -45,12 +61,20 @@ def test_reference_medians_and_ratios():
 
 
 def test_configuration_comparison_has_no_ratio():
-    plan = make_plan(conditions=[
-        ConditionSpec(id="off", context_capacity=40960),
-        ConditionSpec(id="on", speculative=SpeculativeSpec(mode="draft-mtp", draft_max=3), context_capacity=1048576),
-    ])
+    plan = make_plan(
+        conditions=[
+            ConditionSpec(id="off", context_capacity=40960),
+            ConditionSpec(
+                id="on",
+                speculative=SpeculativeSpec(mode="draft-mtp", draft_max=3),
+                context_capacity=1048576,
+            ),
+        ]
+    )
     frame = _frame({("off", "short"): [50.0], ("on", "short"): [60.0]})
-    (comparison,) = [c for c in compare_conditions(plan, speed_summary(frame)) if c.input_id == "short"]
+    (comparison,) = [
+        c for c in compare_conditions(plan, speed_summary(frame)) if c.input_id == "short"
+    ]
     assert comparison.differing_fields == ("context_capacity",)
     assert comparison.ratio is None
     assert comparison.treatment_median == pytest.approx(60.0)

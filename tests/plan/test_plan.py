@@ -15,7 +15,11 @@ def test_sequential_order_ids_and_seeds(fake_plan):
     assert len(trials) == 2 * (1 + 2 * 3)
     assert [t.trial_id for t in trials[:3]] == ["off/warmup-0", "off/short/r0", "off/short/r1"]
     assert [t.order_index for t in trials] == list(range(len(trials)))
-    assert [t.seed for t in trials if t.condition_id == "off" and t.input_id == "short" and t.role == "measured"] == [1234, 101234, 201234]
+    assert [
+        t.seed
+        for t in trials
+        if t.condition_id == "off" and t.input_id == "short" and t.role == "measured"
+    ] == [1234, 101234, 201234]
     assert len({t.trial_id for t in trials}) == len(trials)
 
 
@@ -27,7 +31,9 @@ def test_interleaved_alternates_leading_condition():
 def test_plan_hash_changes_campaign(fake_plan):
     changed = make_plan(repetitions=4)
     assert plan_sha256(fake_plan) != plan_sha256(changed)
-    assert campaign_id(fake_plan).startswith("unit-") and campaign_id(fake_plan) != campaign_id(changed)
+    assert campaign_id(fake_plan).startswith("unit-") and campaign_id(fake_plan) != campaign_id(
+        changed
+    )
 
 
 def test_speculative_mode_needs_draft_length():

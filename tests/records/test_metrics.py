@@ -8,7 +8,11 @@ from sitegen.records.metrics import compute_metrics
 
 def test_gen_tps_excludes_first_token_and_uses_engine_count():
     # 3 chunks, but the engine generated 9 tokens (speculative bursts): (9-1)/(2.0-1.0)
-    chunks = [StreamChunk(1.0, answer="a"), StreamChunk(1.5, answer="bcd"), StreamChunk(2.0, answer="efghi")]
+    chunks = [
+        StreamChunk(1.0, answer="a"),
+        StreamChunk(1.5, answer="bcd"),
+        StreamChunk(2.0, answer="efghi"),
+    ]
     end = StreamEnd(t=2.1, finish="stop", generated_tokens=9, native_tps=7.5)
     m = compute_metrics(0.5, chunks, end)
     assert m.gen_tps == pytest.approx(8.0)

@@ -5,7 +5,10 @@ from sitegen.engine.openai_stream import OpenAIStreamParser
 
 def test_completion_stream_with_timings_and_drafts():
     parser = OpenAIStreamParser(speculative=True)
-    assert parser.feed({"choices": [{"text": " apple", "finish_reason": None}]}, 1.0).answer == " apple"
+    assert (
+        parser.feed({"choices": [{"text": " apple", "finish_reason": None}]}, 1.0).answer
+        == " apple"
+    )
     assert parser.feed({"choices": [{"text": "", "finish_reason": None}]}, 1.1) is not None
     final = {
         "choices": [{"text": "", "finish_reason": "length"}],
@@ -20,11 +23,19 @@ def test_completion_stream_with_timings_and_drafts():
 
 def test_chat_stream_reasoning_role_chunk_and_missing_draft_counters():
     parser = OpenAIStreamParser(speculative=True)
-    assert parser.feed({"choices": [{"delta": {"role": "assistant", "content": None}}]}, 0.9) is None
+    assert (
+        parser.feed({"choices": [{"delta": {"role": "assistant", "content": None}}]}, 0.9) is None
+    )
     chunk = parser.feed({"choices": [{"delta": {"reasoning_content": "think"}}]}, 1.0)
     assert chunk.reasoning == "think" and chunk.answer == ""
     parser.feed({"choices": [{"delta": {"content": "42"}}]}, 1.2)
-    parser.feed({"choices": [{"delta": {}, "finish_reason": "stop"}], "timings": {"predicted_n": 2, "prompt_n": 10, "cache_n": 1}}, 1.3)
+    parser.feed(
+        {
+            "choices": [{"delta": {}, "finish_reason": "stop"}],
+            "timings": {"predicted_n": 2, "prompt_n": 10, "cache_n": 1},
+        },
+        1.3,
+    )
     end = parser.end()
     assert end.finish == "stop" and end.generated_tokens == 2 and end.prompt_tokens == 11
     # llama.cpp omits draft counters when nothing was drafted: zero, not unknown

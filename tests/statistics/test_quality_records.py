@@ -34,7 +34,9 @@ def quality_plan(**overrides):
     )
     spec.update(overrides)
     draft = QualitySpec(**spec)
-    return make_plan(inputs=[], quality=draft.model_copy(update={"suite_sha256": suite_sha256(draft)}))
+    return make_plan(
+        inputs=[], quality=draft.model_copy(update={"suite_sha256": suite_sha256(draft)})
+    )
 
 
 def test_pairs_in_registered_order():
@@ -48,7 +50,9 @@ def test_pairs_in_registered_order():
 
 def test_changed_suite_is_refused():
     plan = quality_plan()
-    tampered = plan.model_copy(update={"quality": plan.quality.model_copy(update={"suite_sha256": "1" * 64})})
+    tampered = plan.model_copy(
+        update={"quality": plan.quality.model_copy(update={"suite_sha256": "1" * 64})}
+    )
     with pytest.raises(Exception, match="suite_sha256"):
         plan_items(tampered)
 
@@ -81,7 +85,11 @@ def test_scoring_pairs_sensitivity_and_truncation(tmp_path):
     worse = "units-001"
 
     def answer_for(record, item):
-        if record["condition_id"] == "on" and record["input_id"] == worse and record["repetition"] == 0:
+        if (
+            record["condition_id"] == "on"
+            and record["input_id"] == worse
+            and record["repetition"] == 0
+        ):
             return '{"answer": "93.95%"}', "stop"  # a string with a unit: format error
         if record["condition_id"] == "off" and record["input_id"] == "logic-003":
             return _json_answer(item)[:5], "length"  # truncated
@@ -92,7 +100,13 @@ def test_scoring_pairs_sensitivity_and_truncation(tmp_path):
     summary = summarize_quality(campaign.plan, tables)
     assert len(tables.answers) == 6 * 2 * 2  # warm-ups excluded
     pairs = summary.pairs.iloc[0]
-    assert (pairs.n_pairs, pairs.both, pairs.off_only, pairs.on_only, pairs.neither) == (12, 9, 1, 2, 0)
+    assert (pairs.n_pairs, pairs.both, pairs.off_only, pairs.on_only, pairs.neither) == (
+        12,
+        9,
+        1,
+        2,
+        0,
+    )
     outcomes = summary.outcomes.set_index("factor")
     assert outcomes.loc["off", "truncated"] == 2 and outcomes.loc["on", "format_error"] == 1
     assert summary.sensitivity.k_off_only_problems == 1 and summary.sensitivity.n_problems == 6
