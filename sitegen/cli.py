@@ -85,6 +85,14 @@ def _verify(args: argparse.Namespace) -> None:
         )
 
 
+def _engines(args: argparse.Namespace) -> None:
+    from sitegen.engine.registry import ENGINES, is_publishable
+
+    for engine_id, target in ENGINES.items():
+        use = "publishable" if is_publishable(engine_id) else "tests only, never published"
+        print(f"{engine_id:<18} {target:<52} {use}")
+
+
 def _schema(args: argparse.Namespace) -> None:
     from sitegen.pages.schema import write_json_schemas
 
@@ -130,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     verify.add_argument("campaigns", type=Path, nargs="+", metavar="DIR", help="campaign directory")
     verify.set_defaults(func=_verify)
+
+    engines = commands.add_parser("engines", help="list the registered engines")
+    engines.set_defaults(func=_engines)
 
     schema = commands.add_parser("schema", help="write the JSON Schemas of plans and records")
     schema.add_argument("--out", type=Path, default=Path("schema"), help="output directory")
