@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from abc import abstractmethod
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import PurePath
@@ -57,7 +58,43 @@ _SPEC_TYPE_NAMES = {
 _SERVER_SAMPLING_KEYS = ("min_p", "typical_p", "repeat_penalty", "samplers")
 
 
-class LlamaCppHttp(Engine):
+class ServerEngine(Engine):
+    """An engine behind an HTTP server: the parts llama-server and OpenAI-compatible
+    servers share. Subclasses set ``_base_url``, ``_http``, ``_model_info``, ``_flags``
+    and implement ``engine_info``."""
+
+    _base_url: str
+    _http: httpx.Client
+    _model_info: ModelInfo
+    _flags: dict[str, str]
+
+    @abstractmethod
+    def engine_info(self) -> EngineInfo:
+        """Engine id, server version and build."""
+
+    @property
+    def _path(self) -> str:
+        return "/v1/chat/completions" if self.plan.api == "chat" else "/v1/completions"
+
+    def describe(self) -> EngineDescription:
+        devices, driver, interconnect = server_devices(self._base_url)
+        return EngineDescription(
+            engine=self.engine_info(),
+            model=self._model_info,
+            devices=devices,
+            flags=self._flags,
+            driver=driver,
+            interconnect=interconnect,
+        )
+
+    def memory_probes(self) -> list[MemoryProbe]:
+        return server_memory_probes(self._base_url, self.condition.engine_options)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class LlamaCppHttp(ServerEngine):
     engine_id = "llamacpp-http"
 
     def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
@@ -121,10 +158,6 @@ class LlamaCppHttp(Engine):
             raise EngineError(f"llama-server at {self._base_url}: " + "; ".join(problems))
         return model_info
 
-    @property
-    def _path(self) -> str:
-        return "/v1/chat/completions" if self.plan.api == "chat" else "/v1/completions"
-
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
         parser = OpenAIStreamParser(speculative=self._speculative)
         body = request_body(request, self.plan.api)
@@ -152,27 +185,13 @@ class LlamaCppHttp(Engine):
             body = {"content": text, "add_special": True}
         return len(post_json(self._http, "/tokenize", body)["tokens"])
 
-    def describe(self) -> EngineDescription:
-        devices, driver, interconnect = server_devices(self._base_url)
-        return EngineDescription(
-            engine=EngineInfo(
-                id=self.engine_id,
-                version=f"llama-server {self._build}",
-                build=self._build,
-                api=f"http {self.plan.api}",
-            ),
-            model=self._model_info,
-            devices=devices,
-            flags=self._flags,
-            driver=driver,
-            interconnect=interconnect,
+    def engine_info(self) -> EngineInfo:
+        return EngineInfo(
+            id=self.engine_id,
+            version=f"llama-server {self._build}",
+            build=self._build,
+            api=f"http {self.plan.api}",
         )
-
-    def memory_probes(self) -> list[MemoryProbe]:
-        return server_memory_probes(self._base_url, self.condition.engine_options)
-
-    def close(self) -> None:
-        self._http.close()
 
 
 def speculative_contradiction(

@@ -23,22 +23,18 @@ from typing import Any
 import httpx
 
 from sitegen.engine.base import (
-    Engine,
-    EngineDescription,
     GenerationRequest,
     StreamEnd,
     StreamEvent,
 )
 from sitegen.engine.llamacpp_http import (
     DEFAULT_READY_TIMEOUT_S,
+    ServerEngine,
     base_url_option,
     get_json,
     model_provenance,
-    server_devices,
-    server_memory_probes,
     wait_until_ready,
 )
-from sitegen.engine.memory import MemoryProbe
 from sitegen.engine.openai_stream import OpenAIStreamParser
 from sitegen.engine.sse import error_message, stream_openai
 from sitegen.errors import ConfigError, EngineError
@@ -71,7 +67,7 @@ def openai_request_body(request: GenerationRequest, api: str, model: str) -> dic
     return body
 
 
-class OpenAICompatible(Engine):
+class OpenAICompatible(ServerEngine):
     engine_id = "openai"
 
     def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
@@ -125,10 +121,6 @@ class OpenAICompatible(Engine):
         entry = served[ids.index(model)]
         return model, entry.get("max_model_len")
 
-    @property
-    def _path(self) -> str:
-        return "/v1/chat/completions" if self.plan.api == "chat" else "/v1/completions"
-
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
         parser = OpenAIStreamParser(speculative=False)
         body = openai_request_body(request, self.plan.api, self._model)
@@ -171,27 +163,10 @@ class OpenAICompatible(Engine):
             )
         return count
 
-    def describe(self) -> EngineDescription:
-        devices, driver, interconnect = server_devices(self._base_url)
-        return EngineDescription(
-            engine=EngineInfo(
-                id=self.engine_id,
-                version=self._version,
-                build="unknown",
-                api=f"http {self.plan.api}",
-            ),
-            model=self._model_info,
-            devices=devices,
-            flags=self._flags,
-            driver=driver,
-            interconnect=interconnect,
+    def engine_info(self) -> EngineInfo:
+        return EngineInfo(
+            id=self.engine_id, version=self._version, build="unknown", api=f"http {self.plan.api}"
         )
-
-    def memory_probes(self) -> list[MemoryProbe]:
-        return server_memory_probes(self._base_url, self.condition.engine_options)
-
-    def close(self) -> None:
-        self._http.close()
 
 
 def _server_version(client: httpx.Client) -> str:
