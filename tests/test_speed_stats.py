@@ -86,3 +86,16 @@ def test_warmups_and_failures_are_excluded():
     frame.loc[2, "status"] = "failed"
     summary = speed_summary(frame)
     assert summary.loc[0, "n"] == 2 and summary.loc[0, "gen_tps_median"] == 15.0
+
+
+def test_memory_summary_per_condition_and_device(tmp_path):
+    from sitegen.measure import run_campaign
+    from sitegen.statistics.speed import memory_summary
+    from sitegen.validation.load import read_campaign
+
+    result = run_campaign(make_plan(), tmp_path)
+    campaign = read_campaign(result.directory, [])
+    summary = memory_summary(campaign.records, {"short", "padded"}).set_index("condition_id")
+    assert set(summary.index) == {"off", "on"}
+    assert (summary["n"] == 6).all() and (summary["device"] == "cpu").all()
+    assert (summary["max_mib"] >= summary["median_mib"]).all() and (summary["median_mib"] > 0).all()

@@ -28,6 +28,7 @@ from sitegen.pages.schema import field_dictionary
 from sitegen.quality.suites import DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.quality import LocalizedText, post_hoc
+from sitegen.statistics.speed import memory_summary
 from sitegen.validation.rules import load_rules, violation
 
 ANSWERS_PAGE_SIZE = 50
@@ -128,6 +129,7 @@ class Directives:
             "headline",
             "speed_chart",
             "speed_table",
+            "memory_table",
             "excluded",
             "conditions_table",
             "provenance",
@@ -214,6 +216,15 @@ class Directives:
         labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
         return self._render(
             "speed_table.html", report=report, rows=report.summary.to_dict("records"), labels=labels
+        )
+
+    def memory_table(self) -> Markup:
+        """Peak memory per condition and device (GPU via NVML, CPU engines: process RSS)."""
+        report = self._require_report()
+        rows = memory_summary(report.campaign.records, {i.id for i in report.plan.inputs})
+        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
+        return self._render(
+            "memory_table.html", report=report, rows=rows.to_dict("records"), labels=labels
         )
 
     def excluded(self) -> Markup:

@@ -21,8 +21,7 @@ def schema_files() -> dict[str, bytes]:
     """``<name>.schema.json`` → bytes, deterministic."""
     return {
         f"{name}.schema.json": (
-            json.dumps(model.model_json_schema(), ensure_ascii=False, indent=2)
-            + "\n"
+            json.dumps(model.model_json_schema(), ensure_ascii=False, indent=2) + "\n"
         ).encode("utf-8")
         for name, model in SCHEMA_MODELS.items()
     }

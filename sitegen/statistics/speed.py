@@ -168,3 +168,27 @@ def compare_conditions(plan: Plan, summary: pd.DataFrame) -> list[Comparison]:
         for spec in plan.inputs
         for other in others
     ]
+
+
+def memory_summary(records: Iterable[TrialRecord], input_ids: set[str]) -> pd.DataFrame:
+    """Per condition and device: n, median and max of the per-request peak memory (MiB)
+    over measured, successful trials of the given inputs."""
+    rows = [
+        {
+            "condition_id": r.condition_id,
+            "device": memory.device,
+            "source": memory.source,
+            "peak_mib": memory.peak_mib,
+        }
+        for r in records
+        if r.role == "measured" and r.status == "ok" and r.input_id in input_ids
+        for memory in r.peak_memory
+    ]
+    if not rows:
+        return pd.DataFrame(
+            columns=["condition_id", "device", "source", "n", "median_mib", "max_mib"]
+        )
+    grouped = pd.DataFrame(rows).groupby(["condition_id", "device", "source"], sort=False)[
+        "peak_mib"
+    ]
+    return grouped.agg(n="count", median_mib="median", max_mib="max").reset_index()
