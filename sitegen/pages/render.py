@@ -106,26 +106,27 @@ def check_rendered(docs: dict[str, bytes], reports: list[Report]) -> list[Issue]
     """Caveat rules over every rendered report page, and ja/en figure parity."""
     issues: list[Issue] = []
     for report in reports:
+        # page → language → (docs path, parsed facts); each page is parsed once.
+        pages = {
+            page: {
+                lang: (path, read_page(docs[path].decode("utf-8")))
+                for lang in LANGUAGES
+                if (path := f"reports/{report.slug}/{_page_name(page, lang)}") in docs
+            }
+            for page in report.pages
+        }
         for lang in LANGUAGES:
-            facts = {}
-            paths = {}
-            for page in report.pages:
-                path = f"reports/{report.slug}/{_page_name(page, lang)}"
-                if path not in docs:
-                    continue
-                facts[page] = read_page(docs[path].decode("utf-8"))
-                paths[page] = f"{path} ({report.slug})"
-                issues.extend(check_page(paths[page], facts[page]))
+            facts = {page: found[lang][1] for page, found in pages.items() if lang in found}
+            paths = {
+                page: f"{found[lang][0]} ({report.slug})"
+                for page, found in pages.items()
+                if lang in found
+            }
+            for page, page_facts in facts.items():
+                issues.extend(check_page(paths[page], page_facts))
             issues.extend(check_report_pages(facts, paths, report.excluded))
-        for page in report.pages:
-            ja_path = f"reports/{report.slug}/{_page_name(page, 'ja')}"
-            en_path = f"reports/{report.slug}/{_page_name(page, 'en')}"
-            if ja_path in docs and en_path in docs:
-                issues.extend(
-                    check_language_parity(
-                        ja_path,
-                        read_page(docs[ja_path].decode("utf-8")),
-                        read_page(docs[en_path].decode("utf-8")),
-                    )
-                )
+        for found in pages.values():
+            if set(LANGUAGES) <= found.keys():
+                (ja_path, ja), (_, en) = found["ja"], found["en"]
+                issues.extend(check_language_parity(ja_path, ja, en))
     return issues
