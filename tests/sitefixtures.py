@@ -7,6 +7,7 @@ fake engine), so site tests run in seconds and need no model file.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from sitegen.measure import run_campaign
@@ -63,9 +64,15 @@ def hostile_plan() -> Plan:
     return make_plan(inputs=inputs, conditions=conditions)
 
 
-def publishable_campaign(data_dir: Path, plan: Plan | None = None, hostile: bool = False) -> Path:
+def publishable_campaign(
+    data_dir: Path,
+    plan: Plan | None = None,
+    hostile: bool = False,
+    mutate: Callable[[dict], None] | None = None,
+) -> Path:
     """Run ``plan`` (default: the unit plan; ``hostile``: the hostile plan) on the fake
-    engine into ``data_dir`` and relabel its records; returns the records file."""
+    engine into ``data_dir`` and relabel its records as a real engine's (then ``mutate``
+    each record, when given); returns the records file."""
     plan = plan or (hostile_plan() if hostile else make_plan())
     result = run_campaign(plan, data_dir)
     path = result.directory / "records.jsonl"
@@ -78,13 +85,14 @@ def publishable_campaign(data_dir: Path, plan: Plan | None = None, hostile: bool
             record["reasoning_text"] = corpus[(index + 1) % len(corpus)]
             if record["status"] == "failed":
                 record["failure_reason"] = corpus[(index + 2) % len(corpus)]
+        if mutate:
+            mutate(record)
     write_records(path, records)
     return path
 
 
 def write_records(path: Path, records: list[dict]) -> None:
-    # ASCII escapes: validation splits records.jsonl with str.splitlines, which would
-    # also split at a raw U+2028 inside a text.
+    # ASCII escapes, like the store's own JSON of non-ASCII control characters.
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
 

@@ -23,7 +23,7 @@ from sitegen.engine.base import (
     StreamEvent,
 )
 from sitegen.engine.model_files import describe_model, resolve_model_path
-from sitegen.engine.openai_stream import OpenAIStreamParser
+from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.errors import EngineError, MissingDependency
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo
@@ -50,13 +50,8 @@ def request_body(request: GenerationRequest, api: str) -> dict[str, Any]:
         "cache_prompt": False,
     }
     if api == "chat":
-        body["messages"] = [{"role": "user", "content": request.prompt}]
         body["stream_options"] = {"include_usage": True}
-        if request.template_kwargs:
-            body["chat_template_kwargs"] = request.template_kwargs
-    else:
-        body["prompt"] = request.prompt
-    return body
+    return body | prompt_fields(request, api)
 
 
 class EmbeddedLlamaCpp(Engine):

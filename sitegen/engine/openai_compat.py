@@ -35,7 +35,7 @@ from sitegen.engine.llamacpp_http import (
     model_provenance,
     wait_until_ready,
 )
-from sitegen.engine.openai_stream import OpenAIStreamParser
+from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.sse import error_message, stream_openai
 from sitegen.errors import ConfigError, EngineError
 from sitegen.plan.models import ConditionSpec, Plan
@@ -58,13 +58,7 @@ def openai_request_body(request: GenerationRequest, api: str, model: str) -> dic
     }
     if request.top_k:
         body["top_k"] = request.top_k  # an extension that vLLM, SGLang and llama.cpp accept
-    if api == "chat":
-        body["messages"] = [{"role": "user", "content": request.prompt}]
-        if request.template_kwargs:
-            body["chat_template_kwargs"] = request.template_kwargs
-    else:
-        body["prompt"] = request.prompt
-    return body
+    return body | prompt_fields(request, api)
 
 
 class OpenAICompatible(ServerEngine):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitegen.engine.base import StreamChunk, StreamEnd
+from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd
 from sitegen.records.models import Finish
 
 _FINISH: dict[str, Finish] = {
@@ -13,6 +13,17 @@ _FINISH: dict[str, Finish] = {
     "tool_calls": "stop",
     "length": "length",
 }
+
+
+def prompt_fields(request: GenerationRequest, api: str) -> dict[str, Any]:
+    """The prompt part of an OpenAI-style request: one user message for ``chat`` (with the
+    chat-template arguments), the raw text for ``completion``."""
+    if api != "chat":
+        return {"prompt": request.prompt}
+    fields: dict[str, Any] = {"messages": [{"role": "user", "content": request.prompt}]}
+    if request.template_kwargs:
+        fields["chat_template_kwargs"] = request.template_kwargs
+    return fields
 
 
 class OpenAIStreamParser:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import pandas as pd
 
@@ -53,7 +54,7 @@ class Report:
     def slug(self) -> str:
         return self.campaign.campaign_id
 
-    @property
+    @cached_property
     def measured_trials(self) -> pd.DataFrame:
         """Measured, successful trials of the speed inputs (quality answers have their page)."""
         speed_ids = {i.id for i in self.plan.inputs}

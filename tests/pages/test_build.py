@@ -11,25 +11,20 @@ import pytest
 
 from sitegen.build import build_site
 from sitegen.errors import DataError
-from sitegen.measure import run_campaign
-from tests.conftest import make_plan
+from tests.sitefixtures import publishable_campaign
 
 PROJECT = Path(__file__).resolve().parents[2]
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3))\n\n# not a heading"
 
 
 def _publishable_campaign(data_dir: Path) -> Path:
-    """A fake-engine campaign relabelled as a real engine: build tests without a model."""
-    result = run_campaign(make_plan(), data_dir)
-    path = result.directory / "records.jsonl"
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    for record in records:
-        record["provenance"]["engine"]["id"] = "llamacpp-embedded"
-    records[1]["text"] = HOSTILE
-    path.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
-    )
-    return path
+    """The unit campaign relabelled as a real engine's, one answer replaced by HOSTILE."""
+
+    def hostile_answer(record: dict) -> None:
+        if record["trial_id"] == "off/short/r0":
+            record["text"] = HOSTILE
+
+    return publishable_campaign(data_dir, mutate=hostile_answer)
 
 
 def _tree_digest(site: Path) -> str:

@@ -7,7 +7,6 @@ rendered. Data rules are checked on records and annotations.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -16,27 +15,19 @@ import yaml
 
 from sitegen.check import check_site
 from sitegen.errors import DataError
-from sitegen.measure import run_campaign
 from sitegen.pages.render import check_rendered
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from sitegen.validation.rules import load_rules
 from tests.conftest import make_plan
+from tests.sitefixtures import publishable_campaign
 from tests.statistics.test_quality_records import quality_plan
 
 PROJECT = Path(__file__).resolve().parents[2]
 
 
 def publishable(data_dir: Path, plan, mutate=None) -> Path:
-    """Run the fake engine and relabel its records as a real engine's."""
-    result = run_campaign(plan, data_dir)
-    path = result.directory / "records.jsonl"
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    for record in records:
-        record["provenance"]["engine"]["id"] = "llamacpp-embedded"
-        if mutate:
-            mutate(record)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    return result.directory
+    """A fake-engine campaign relabelled as a real engine's; returns its directory."""
+    return publishable_campaign(data_dir, plan, mutate=mutate).parent
 
 
 def annotate(directory: Path, **fields) -> None:
