@@ -35,7 +35,7 @@ from sitegen.plan.models import (
     QualitySpec,
     SpeculativeSpec,
 )
-from sitegen.records.store import RECORDS_FILE
+from sitegen.records.campaign import RECORDS_FILE
 
 PROJECT = Path(__file__).resolve().parents[1]
 TEXT_BYTES = 2_000

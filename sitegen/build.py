@@ -1,10 +1,9 @@
 """``sitegen build``: records → validation → statistics → pages → a new archived version.
 
-Everything is read and checked first, every page is rendered in memory, and only
-then is the site written (to a staging directory swapped in when complete), so a
-failed build leaves the previous site as it was. A build whose inputs (records,
-plans, content, theme, sitegen and renderer versions, label) are those of the site
-already in place does nothing.
+Every stage before ``publish`` works in memory; the site is written only when every
+campaign has been read and validated and every page rendered and checked, so a failed
+build leaves the previous site as it was. A build whose inputs (records, plans, content,
+theme, sitegen and renderer versions, label) are those of the site in place does nothing.
 """
 
 from __future__ import annotations
@@ -17,17 +16,17 @@ from pathlib import Path
 from typing import Literal
 
 import sitegen
-from sitegen.check import check_site
-from sitegen.pages.archive import (
-    changelog_docs,
-    check_label,
-    compare,
-    headline_figures,
-    predecessor,
-    read_archive,
-    read_build_marker,
-)
-from sitegen.pages.site import VersionBuild, publish_version
+from sitegen.errors import DataError
+from sitegen.pages.i18n import Catalog, load_catalogs
+from sitegen.pages.mkdocs import VersionBuild
+from sitegen.pages.render import render_docs
+from sitegen.publish.archive import check_label, read_archive
+from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
+from sitegen.publish.marker import BuildMarker, read_build_marker
+from sitegen.publish.site import publish_version
+from sitegen.records.campaign import CAMPAIGNS_DIR, read_campaigns
+from sitegen.statistics.report import Report, make_report
+from sitegen.validation import validate_campaigns
 
 RENDERING_PACKAGES = (
     "mkdocs",
@@ -56,6 +55,31 @@ class BuildResult:
     records: int
 
 
+@dataclass(frozen=True)
+class RenderedSite:
+    """Everything a build writes, validated and held in memory."""
+
+    reports: list[Report]
+    catalogs: dict[str, Catalog]
+    docs: dict[str, bytes]
+
+    @property
+    def records(self) -> int:
+        return sum(len(r.campaign.records) for r in self.reports)
+
+
+def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
+    """Read → validate → compute → render → check every page; raises ``DataError``
+    listing every problem. Writes nothing (``sitegen check`` is exactly this)."""
+    campaigns, issues = read_campaigns(data_dir)
+    issues += validate_campaigns(campaigns)
+    if issues:
+        raise DataError(issues)
+    catalogs = load_catalogs(project_dir / "theme")
+    reports = [make_report(campaign) for campaign in campaigns]
+    return RenderedSite(reports, catalogs, render_docs(reports, catalogs, project_dir))
+
+
 def build_site(
     data_dir: Path, site_dir: Path, project_dir: Path, version: str | None = None
 ) -> BuildResult:
@@ -66,33 +90,32 @@ def build_site(
         check_label(version)
     inputs_sha256 = input_digest(data_dir, project_dir, version)
     marker = read_build_marker(site_dir)
-    if marker is not None and marker["inputs_sha256"] == inputs_sha256:
-        return BuildResult(
-            site_dir, marker["version"], "up-to-date", marker["campaigns"], marker["records"]
-        )
+    if marker is not None and marker.inputs_sha256 == inputs_sha256:
+        return BuildResult(site_dir, marker.version, "up-to-date", marker.campaigns, marker.records)
 
-    checked = check_site(data_dir, project_dir)
-    records = [r for report in checked.reports for r in report.campaign.records]
-    latest = max((datetime.fromisoformat(r.started_at) for r in records), default=None)
-    data_epoch = int(latest.timestamp()) if latest else 0
-    label = version or check_label(
-        (latest or datetime.fromtimestamp(0, UTC)).astimezone(UTC).date().isoformat()
-    )
+    rendered = render_site(data_dir, project_dir)
+    data_epoch, default_label = latest_record_time(rendered.reports)
+    label = version or check_label(default_label)
     published = read_archive(site_dir)
-    reports, catalogs, docs = checked.reports, checked.catalogs, dict(checked.docs)
-    figures = headline_figures(reports)
+    figures = headline_figures(rendered.reports)
     changes = compare(predecessor(published, label, data_epoch), figures)
-    docs.update(changelog_docs(changes, label, catalogs, project_dir))
-    counts = {"campaigns": len(reports), "records": len(records)}
-    outcome = publish_version(
-        VersionBuild(label, data_epoch, docs, reports, catalogs, figures),
-        project_dir,
-        site_dir,
-        published,
-        inputs_sha256,
-        counts,
+    docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs, project_dir)}
+    marker = BuildMarker(
+        inputs_sha256=inputs_sha256,
+        version=label,
+        campaigns=len(rendered.reports),
+        records=rendered.records,
     )
-    return BuildResult(site_dir, label, outcome, counts["campaigns"], counts["records"])
+    build = VersionBuild(label, data_epoch, docs, rendered.reports, rendered.catalogs, figures)
+    outcome = publish_version(build, project_dir, site_dir, published, marker)
+    return BuildResult(site_dir, label, outcome, marker.campaigns, marker.records)
+
+
+def latest_record_time(reports: list[Report]) -> tuple[int, str]:
+    """Start of the latest record as Unix seconds and as its UTC date (the default label)."""
+    starts = [datetime.fromisoformat(r.started_at) for rep in reports for r in rep.campaign.records]
+    latest = max(starts, default=datetime.fromtimestamp(0, UTC))
+    return int(latest.timestamp()), latest.astimezone(UTC).date().isoformat()
 
 
 def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
@@ -108,7 +131,7 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
     roots = {
         "project": project_dir,
         "sitegen": Path(sitegen.__file__).parent,
-        "campaigns": data_dir / "campaigns",
+        "campaigns": data_dir / CAMPAIGNS_DIR,
     }
     sources = [("project", project_dir / "mkdocs.yml")]
     sources += [("project", p) for f in ("content", "theme") for p in (project_dir / f).rglob("*")]

@@ -64,9 +64,9 @@ def _build(args: argparse.Namespace) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from sitegen.check import check_site
+    from sitegen.build import render_site
 
-    checked = check_site(args.data, args.project.resolve())
+    checked = render_site(args.data, args.project.resolve())
     pages = sum(1 for path in checked.docs if path.endswith(".md"))
     print(
         f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
@@ -75,7 +75,7 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _verify(args: argparse.Namespace) -> None:
-    from sitegen.records.verify import verify_campaign
+    from sitegen.records.campaign import verify_campaign
 
     for directory in args.campaigns:
         verified = verify_campaign(directory)

@@ -22,6 +22,24 @@ class EngineError(SitegenError):
     """An engine could not be loaded or failed outside a single request."""
 
 
+class StorageError(SitegenError):
+    """A file or directory could not be read or written (disk full, permissions …)."""
+
+    @classmethod
+    def from_os_error(cls, exc: OSError, action: str, path: object = None) -> StorageError:
+        """``cannot <action> <path>: <reason>`` from an ``OSError``."""
+        where = path if path is not None else exc.filename
+        return cls(f"cannot {action} {where}: {exc.strerror or exc}")
+
+
+class BuildError(SitegenError):
+    """The renderer failed; the previous site is untouched."""
+
+
+class ArchiveError(SitegenError):
+    """A published version would change, or the archive on disk is not as published."""
+
+
 class MissingDependency(SitegenError):
     """An optional package is needed; the message names the install command."""
 

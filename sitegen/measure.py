@@ -27,6 +27,7 @@ from sitegen.plan.expand import TrialSpec, expand_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
+from sitegen.records.campaign import CampaignStore
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.models import (
     EngineInfo,
@@ -37,7 +38,6 @@ from sitegen.records.models import (
     TrialMetrics,
     TrialRecord,
 )
-from sitegen.records.store import CampaignStore
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import json
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.models import ConditionSpec
-from sitegen.records.store import CampaignStore
-from sitegen.validation.load import read_campaign
+from sitegen.records.campaign import CampaignStore, read_campaign
+from sitegen.validation import validate_campaigns
 from tests.conftest import make_plan
 
 
@@ -91,6 +91,7 @@ def test_records_validate_but_fake_engine_is_never_publishable(tmp_path, fake_pl
     campaign = read_campaign(
         CampaignStore.open(tmp_path / "campaigns", fake_plan).directory, issues
     )
-    assert len(campaign.records) == len(expand_trials(fake_plan))
-    assert issues and all("test engine" in i.message for i in issues)
+    assert len(campaign.records) == len(expand_trials(fake_plan)) and not issues
+    issues = validate_campaigns([campaign])
+    assert issues and all(i.rule == "C-ENGINE" and "test engine" in i.message for i in issues)
     assert "provenance.engine.id" in issues[0].location

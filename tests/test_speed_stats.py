@@ -90,8 +90,8 @@ def test_warmups_and_failures_are_excluded():
 
 def test_memory_summary_per_condition_and_device(tmp_path):
     from sitegen.measure import run_campaign
+    from sitegen.records.campaign import read_campaign
     from sitegen.statistics.speed import memory_summary
-    from sitegen.validation.load import read_campaign
 
     result = run_campaign(make_plan(), tmp_path)
     campaign = read_campaign(result.directory, [])

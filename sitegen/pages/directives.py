@@ -9,27 +9,22 @@ there; every figure, table, chart and number comes from a directive such as
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import jinja2
-import numpy as np
-import pandas as pd
 from markupsafe import Markup, escape
 
-from sitegen.errors import Issue
 from sitegen.pages.charts import trials_chart
 from sitegen.pages.downloads import DownloadFile
 from sitegen.pages.i18n import Catalog
-from sitegen.pages.report import Report
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.schema import field_dictionary
 from sitegen.quality.suites import DOMAINS
 from sitegen.records.models import TrialRecord
-from sitegen.statistics.quality import LocalizedText, post_hoc
-from sitegen.statistics.speed import memory_summary
-from sitegen.validation.rules import load_rules, violation
+from sitegen.statistics.report import Report
+from sitegen.validation.rules import load_rules
 
 ANSWERS_PAGE_SIZE = 50
 """Answers per on-demand page of the data page's answer browser."""
@@ -62,11 +57,10 @@ def answer_shards(report: Report) -> list[bytes]:
 def format_number(value: Any, digits: int | None = None) -> str:
     """Thousands separators; ``digits`` decimals, or a whole number when ``digits`` is None;
     ``-`` for missing values (None, NaN, pandas NA)."""
-    if (
-        value is None
-        or value is pd.NA
-        or (isinstance(value, float | np.floating) and math.isnan(value))
-    ):
+    try:
+        if value is None or math.isnan(float(value)):
+            return "-"
+    except TypeError:  # pandas NA refuses float()
         return "-"
     if digits is None:
         return f"{round(float(value)):,}"
@@ -86,7 +80,13 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
     env.filters["num"] = format_number
     env.filters["script_json"] = lambda value: Markup(script_json(value))
     env.filters["text_block"] = text_block
+    env.filters["utc"] = format_utc
     return env
+
+
+def format_utc(value: datetime | None) -> str:
+    """``YYYY-MM-DD HH:MM UTC``, or ``-``."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "-"
 
 
 def text_block(text: str) -> Markup:
@@ -178,53 +178,38 @@ class Directives:
 
     def headline(self) -> Markup:
         report = self._require_report()
-        rows = []
-        if report.summary.empty:
-            return self._render("headline.html", report=report, rows=rows)
-        summary = report.summary.set_index(["condition_id", "input_id"])
-        for comparison in report.comparisons:
-            key_b = (comparison.baseline, comparison.input_id)
-            key_t = (comparison.treatment, comparison.input_id)
-            if key_b not in summary.index or key_t not in summary.index:
-                continue
-            rows.append(
-                {
-                    "comparison": comparison,
-                    "baseline": summary.loc[key_b],
-                    "treatment": summary.loc[key_t],
-                    "baseline_label": report.condition_label(comparison.baseline),
-                    "treatment_label": report.condition_label(comparison.treatment),
-                }
-            )
-        return self._render("headline.html", report=report, rows=rows)
+        return self._render("headline.html", report=report, rows=report.headline)
 
     def speed_chart(self, metric: str = "gen_tps") -> Markup:
         report = self._require_report()
-        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
-        spec = trials_chart(report.measured_trials, report.summary, metric, labels, self.catalog)
+        trials = report.usable_speed_trials
+        spec = trials_chart(trials, report.summary, metric, report.condition_labels, self.catalog)
         return self._render(
             "speed_chart.html",
             report=report,
             metric=metric,
             spec=spec,
-            labels=labels,
-            trials=report.measured_trials.sort_values("order_index").to_dict("records"),
+            labels=report.condition_labels,
+            trials=trials.sort_values("order_index").to_dict("records"),
         )
 
     def speed_table(self) -> Markup:
         report = self._require_report()
-        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
         return self._render(
-            "speed_table.html", report=report, rows=report.summary.to_dict("records"), labels=labels
+            "speed_table.html",
+            report=report,
+            rows=report.summary.to_dict("records"),
+            labels=report.condition_labels,
         )
 
     def memory_table(self) -> Markup:
         """Peak memory per condition and device (GPU via NVML, CPU engines: process RSS)."""
         report = self._require_report()
-        rows = memory_summary(report.campaign.records, {i.id for i in report.plan.inputs})
-        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
         return self._render(
-            "memory_table.html", report=report, rows=rows.to_dict("records"), labels=labels
+            "memory_table.html",
+            report=report,
+            rows=report.memory.to_dict("records"),
+            labels=report.condition_labels,
         )
 
     def excluded(self) -> Markup:
@@ -300,7 +285,7 @@ class Directives:
         """Pair table (both / off only / on only / neither), overall or per domain."""
         quality = self._require_quality()
         frame = quality.pairs_by_domain if by == "domain" else quality.pairs
-        labels = {d.domain_id: getattr(d, f"label_{self.catalog.lang}") for d in DOMAINS}
+        labels = {d.domain_id: d.label[self.catalog.lang] for d in DOMAINS}
         return self._render(
             "quality_pairs.html",
             rows=frame.to_dict("records"),
@@ -336,87 +321,39 @@ class Directives:
         """Curated examples (with reason and notice), then a seeded random draw (C-EXAMPLE)."""
         report = self._require_report()
         annotations = report.campaign.annotations
-        by_id = {r.trial_id: r for r in report.campaign.records}
-        curated = [
-            (by_id[e.trial_id], e) for e in annotations.curated_examples if e.trial_id in by_id
-        ]
-        pool = sorted(
-            (r for r in report.campaign.records if r.role == "measured" and r.status == "ok"),
-            key=lambda r: r.order_index,
-        )
-        draw = annotations.random_examples
-        drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
         return self._render(
             "examples.html",
-            curated=curated,
-            drawn=drawn,
-            draw=draw,
-            pool_size=len(pool),
+            examples=report.examples,
+            draw=annotations.random_examples,
             annotations=annotations,
         )
 
     def thresholds(self) -> Markup:
         """Threshold claims as observed in k of n trials (C-THRESHOLD)."""
         report = self._require_report()
-        trials = report.measured_trials
-        rows = []
-        for claim in report.campaign.annotations.thresholds:
-            selected = trials[trials["condition_id"] == claim.condition_id]
-            if claim.input_id is not None:
-                selected = selected[selected["input_id"] == claim.input_id]
-            values = selected[claim.metric].dropna()
-            rows.append(
-                {
-                    "claim": claim,
-                    "k": int((values > claim.above).sum()),
-                    "n": len(values),
-                    "label": report.condition_label(claim.condition_id),
-                }
-            )
-        return self._render("thresholds.html", report=report, rows=rows)
+        return self._render(
+            "thresholds.html",
+            report=report,
+            rows=report.thresholds,
+            labels=report.condition_labels,
+        )
 
     def completion_time(self, input_id: str, ratio: bool = False) -> Markup:
-        """End-to-end times of each condition beside their output lengths. A time ratio is
-        printed only when asked and when output lengths agree within 5 % (C-LENGTH)."""
+        """End-to-end times of each condition beside their output lengths; the time ratio
+        only when asked (C-LENGTH refuses it when output lengths differ)."""
         report = self._require_report()
-        summary = report.summary[report.summary["input_id"] == input_id]
-        tokens = summary["generated_tokens_median"]
-        lengths_differ = len(tokens) > 1 and tokens.max() > 1.05 * tokens.min()
-        if ratio and lengths_differ:
-            raise RuleViolation(
-                violation(
-                    "C-LENGTH",
-                    f"completion_time('{input_id}', ratio=True)",
-                    f"output lengths differ ({', '.join(format_number(t) for t in tokens)} tokens); "
-                    "a completion-time ratio would present shorter answers as speed",
-                )
-            )
-        rows = summary.to_dict("records")
-        time_ratio = None
-        if ratio and len(rows) == 2 and rows[0]["e2e_s_median"]:
-            time_ratio = rows[1]["e2e_s_median"] / rows[0]["e2e_s_median"]
-        labels = {c.id: report.condition_label(c.id) for c in report.plan.conditions}
-        return self._render("completion_time.html", rows=rows, labels=labels, time_ratio=time_ratio)
+        times = report.completion_times(input_id)
+        return self._render(
+            "completion_time.html",
+            times=times,
+            show_ratio=ratio and times.time_ratio is not None,
+            labels=report.condition_labels,
+        )
 
     def quality_post_hoc(self) -> Markup:
         """Post-hoc analyses beside (never instead of) the primary result (C-POSTHOC)."""
-        report = self._require_report()
-        quality = self._require_quality()
-        plan_quality = report.plan.quality
-        results = [
-            post_hoc(
-                quality.tables.answers,
-                exclude_templates=analysis.exclude_templates,
-                label=analysis.label,
-                reason=LocalizedText(ja=analysis.reason.ja, en=analysis.reason.en),
-                margin=plan_quality.margin,
-                rng_seed=plan_quality.bootstrap_seed,
-                n_boot=plan_quality.bootstrap_resamples,
-            )
-            for analysis in report.campaign.annotations.post_hoc
-        ]
-        added = {a.label: a.added_at for a in report.campaign.annotations.post_hoc}
-        return self._render("post_hoc.html", results=results, added=added)
+        self._require_quality()
+        return self._render("post_hoc.html", results=self._require_report().post_hoc)
 
     def caveat_rules(self) -> Markup:
         """The rule list, as enforced by the build (method page)."""
@@ -425,11 +362,3 @@ class Directives:
     def data_dictionary(self) -> Markup:
         """Every field of the trial record with its documentation (from the model)."""
         return self._render("data_dictionary.html", rows=field_dictionary(TrialRecord))
-
-
-class RuleViolation(jinja2.TemplateRuntimeError):
-    """A directive refused to render a claim that breaks a caveat rule."""
-
-    def __init__(self, issue: Issue) -> None:
-        super().__init__(str(issue))
-        self.issue = issue

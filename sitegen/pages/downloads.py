@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sitegen.pages.report import Report
+from sitegen.statistics.report import Report
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Per-language string catalogs (``theme/i18n/<lang>.yml``). A key missing in any
-language fails the build: every generated string exists in both languages."""
+"""The string catalog (``theme/i18n/<lang>.yml``): one ``Bilingual`` per key. A key
+missing or blank in any language fails the build: every generated string exists in both
+languages."""
 
 from __future__ import annotations
 
@@ -9,22 +10,22 @@ from pathlib import Path
 import yaml
 
 from sitegen.errors import DataError, Issue
+from sitegen.text import LANGUAGES, Bilingual
 
-LANGUAGES = ("ja", "en")
-"""Site languages; the first is the default."""
+__all__ = ["LANGUAGES", "Catalog", "load_catalogs", "load_strings"]
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """The strings of one language."""
+    """The catalog seen from one language."""
 
     lang: str
-    strings: dict[str, str]
+    strings: dict[str, Bilingual]
 
     def t(self, key: str, **values: object) -> str:
         """The string for ``key``, with ``{name}`` placeholders filled from ``values``."""
         try:
-            template = self.strings[key]
+            template = self.strings[key][self.lang]
         except KeyError:
             raise DataError(
                 [Issue(f"theme/i18n/{self.lang}.yml", f"missing key '{key}'", "i18n")]
@@ -32,10 +33,11 @@ class Catalog:
         return template.format(**values) if values else template
 
 
-def load_catalogs(theme_dir: Path) -> dict[str, Catalog]:
-    """Both catalogs; raises ``DataError`` if their keys differ or a file is missing."""
+def load_strings(theme_dir: Path) -> dict[str, Bilingual]:
+    """Every key of both catalog files; raises ``DataError`` if a file is missing or a key
+    is missing or blank in one language."""
     issues: list[Issue] = []
-    strings: dict[str, dict[str, str]] = {}
+    by_lang: dict[str, dict[str, str]] = {}
     for lang in LANGUAGES:
         path = theme_dir / "i18n" / f"{lang}.yml"
         try:
@@ -43,14 +45,26 @@ def load_catalogs(theme_dir: Path) -> dict[str, Catalog]:
         except FileNotFoundError:
             issues.append(Issue(str(path), "missing catalog", "i18n"))
             continue
-        strings[lang] = {str(k): str(v) for k, v in loaded.items()}
-    if not issues:
-        all_keys = set().union(*(s.keys() for s in strings.values()))
-        for lang, catalog in strings.items():
-            for key in sorted(all_keys - catalog.keys()):
-                issues.append(
-                    Issue(f"{theme_dir / 'i18n' / f'{lang}.yml'}", f"missing key '{key}'", "i18n")
-                )
+        except yaml.YAMLError as exc:
+            issues.append(Issue(str(path), f"not valid YAML: {exc}", "i18n"))
+            continue
+        by_lang[lang] = {str(k): str(v) for k, v in loaded.items()}
     if issues:
         raise DataError(issues)
-    return {lang: Catalog(lang, strings[lang]) for lang in LANGUAGES}
+    strings: dict[str, Bilingual] = {}
+    for key in sorted(set().union(*(s.keys() for s in by_lang.values()))):
+        missing = [lang for lang in LANGUAGES if not by_lang[lang].get(key, "").strip()]
+        for lang in missing:
+            where = theme_dir / "i18n" / f"{lang}.yml"
+            issues.append(Issue(str(where), f"missing key '{key}'", "i18n"))
+        if not missing:
+            strings[key] = Bilingual(**{lang: by_lang[lang][key] for lang in LANGUAGES})
+    if issues:
+        raise DataError(issues)
+    return strings
+
+
+def load_catalogs(theme_dir: Path) -> dict[str, Catalog]:
+    """The catalog once per language."""
+    strings = load_strings(theme_dir)
+    return {lang: Catalog(lang, strings) for lang in LANGUAGES}

@@ -7,22 +7,13 @@ from pathlib import Path
 import jinja2
 
 from sitegen.errors import DataError, Issue
-from sitegen.pages.directives import (
-    Directives,
-    RuleViolation,
-    answer_shards,
-    html_environment,
-)
+from sitegen.pages.directives import Directives, answer_shards, html_environment
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.i18n import LANGUAGES, Catalog
-from sitegen.pages.report import Report
 from sitegen.pages.schema import schema_files
-from sitegen.validation.rules import (
-    check_language_parity,
-    check_page,
-    check_report_pages,
-    read_page,
-)
+from sitegen.statistics.report import Report
+from sitegen.validation import check_language_parity, check_report_pages
+from sitegen.validation.page_facts import read_page
 
 
 def _page_name(stem: str, lang: str) -> str:
@@ -59,12 +50,6 @@ def render_docs(
     def render(template_name: str, directives: Directives) -> str | None:
         try:
             return content.get_template(template_name).render(**directives.functions())
-        except RuleViolation as exc:
-            issue = exc.issue
-            issues.append(
-                Issue(f"content/{template_name}: {issue.location}", issue.message, issue.rule)
-            )
-            return None
         except jinja2.TemplateError as exc:
             issues.append(Issue(f"content/{template_name}", str(exc), "directive"))
             return None
@@ -122,9 +107,7 @@ def check_rendered(docs: dict[str, bytes], reports: list[Report]) -> list[Issue]
                 for page, found in pages.items()
                 if lang in found
             }
-            for page, page_facts in facts.items():
-                issues.extend(check_page(paths[page], page_facts))
-            issues.extend(check_report_pages(facts, paths, report.excluded))
+            issues.extend(check_report_pages(facts, paths, report))
         for found in pages.values():
             if set(LANGUAGES) <= found.keys():
                 (ja_path, ja), (_, en) = found["ja"], found["en"]

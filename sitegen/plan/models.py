@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from sitegen.models import StrictModel
+from sitegen.text import Bilingual
 
 PLAN_SCHEMA_VERSION = 1
 
@@ -181,7 +182,7 @@ class Plan(StrictModel):
     """Version of this plan format."""
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     """Campaign name; the campaign directory is ``<name>-<first 12 hex of the plan hash>``."""
-    title: dict[Literal["ja", "en"], str]
+    title: Bilingual
     """Report title in each language."""
     engine: str = "llamacpp-embedded"
     """Registered engine id (see ``sitegen engines``)."""

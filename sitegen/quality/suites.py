@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from sitegen.models import StrictModel
+from sitegen.text import Bilingual
 
 GENERATOR_VERSION = "1"
 UNKNOWN = "不明"
@@ -117,10 +118,8 @@ class TemplateInfo(StrictModel):
     """Template id, ``<domain>.<name>``."""
     domain: DomainId
     """Domain of the template."""
-    label_ja: str
-    """Short Japanese name."""
-    label_en: str
-    """Short English name."""
+    label: Bilingual
+    """Short name in both languages."""
     answer_kind: AnswerKind
     """JSON type of the answer the template asks for."""
 
@@ -130,10 +129,8 @@ class Domain(StrictModel):
 
     domain_id: DomainId
     """Domain id, also the prefix of its problem ids."""
-    label_ja: str
-    """Short Japanese name."""
-    label_en: str
-    """Short English name."""
+    label: Bilingual
+    """Short name in both languages."""
     template_ids: tuple[str, ...]
     """Its templates, in generation order."""
 
@@ -638,7 +635,7 @@ def _template(
 ) -> _Template:
     domain = template_id.split(".", 1)[0]
     info = TemplateInfo(
-        template_id=template_id, domain=domain, label_ja=ja, label_en=en, answer_kind=kind
+        template_id=template_id, domain=domain, label=Bilingual(ja=ja, en=en), answer_kind=kind
     )
     return _Template(info, make)
 
@@ -726,8 +723,7 @@ _DOMAIN_LABELS: dict[str, tuple[str, str]] = {
 DOMAINS: tuple[Domain, ...] = tuple(
     Domain(
         domain_id=domain_id,
-        label_ja=ja,
-        label_en=en,
+        label=Bilingual(ja=ja, en=en),
         template_ids=tuple(t.info.template_id for t in _TEMPLATES if t.info.domain == domain_id),
     )
     for domain_id, (ja, en) in _DOMAIN_LABELS.items()

@@ -13,17 +13,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from sitegen.models import StrictModel
+from sitegen.text import Bilingual
 
 ANNOTATIONS_FILE = "annotations.yaml"
-
-
-class LocalizedReason(StrictModel):
-    """A reason in both site languages."""
-
-    ja: str = Field(min_length=1)
-    """Japanese text."""
-    en: str = Field(min_length=1)
-    """English text."""
 
 
 class CuratedExample(StrictModel):
@@ -31,7 +23,7 @@ class CuratedExample(StrictModel):
 
     trial_id: str
     """The record shown."""
-    reason: LocalizedReason
+    reason: Bilingual
     """Why it was chosen; shown with a 'not a random sample' notice."""
 
 
@@ -51,7 +43,7 @@ class PostHocAnalysis(StrictModel):
     """Identifier shown with the result."""
     exclude_templates: list[str] = Field(min_length=1)
     """Templates removed before re-running the non-inferiority test."""
-    reason: LocalizedReason
+    reason: Bilingual
     """Why the analysis was added."""
     added_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}")
     """Date it was added (ISO 8601); must not precede the campaign."""

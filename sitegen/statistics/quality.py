@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sitegen.models import StrictModel
+from sitegen.text import Bilingual
 
 FACTOR_LEVELS = ("off", "on")
 PAIR_COUNT_COLUMNS = ("n_pairs", "both", "off_only", "on_only", "neither")
@@ -30,21 +31,12 @@ QUANTILE_METHOD = "linear"
 RNG_NAME = "numpy.random.Generator(PCG64)"
 
 
-class LocalizedText(StrictModel):
-    """A sentence in both site languages."""
-
-    ja: str
-    """Japanese text."""
-    en: str
-    """English text."""
-
-
 class Note(StrictModel):
     """A caveat a page must show next to a result."""
 
     code: str
     """Stable id of the caveat, e.g. ``no-discordant-pairs``."""
-    text: LocalizedText
+    text: Bilingual
     """What the page says."""
 
 
@@ -101,7 +93,7 @@ class NonInferiorityResult(StrictModel):
     """True for an analysis added after results were seen; it never replaces the primary."""
     label: str | None
     """Identifier of a post-hoc analysis; null for the pre-registered primary result."""
-    reason: LocalizedText | None
+    reason: Bilingual | None
     """Why a post-hoc analysis was added; null for the primary result."""
     excluded_templates: tuple[str, ...]
     """Templates removed before the analysis (post hoc only)."""
@@ -262,7 +254,7 @@ def stratified_bootstrap_means(
 
 _NO_DISCORDANT = Note(
     code="no-discordant-pairs",
-    text=LocalizedText(
+    text=Bilingual(
         ja="off と on で正誤が分かれた組が一つもないため、bootstrap の区間は 0 に縮んでいます。"
         "これは差が厳密に 0 であることの証明ではありません。",
         en="No pair differs between off and on, so the bootstrap interval collapses to 0. "
@@ -271,7 +263,7 @@ _NO_DISCORDANT = Note(
 )
 _CANCELLED = Note(
     code="interval-collapsed",
-    text=LocalizedText(
+    text=Bilingual(
         ja="正誤が分かれた組は同じ問題の中で相殺され、問題ごとの差がすべて 0 のため、"
         "bootstrap の区間は 0 に縮んでいます。これは差が厳密に 0 であることの証明ではありません。",
         en="Discordant pairs cancel within each problem, so every problem's difference is 0 and "
@@ -280,10 +272,10 @@ _CANCELLED = Note(
 )
 
 
-def _post_hoc_note(label: str, reason: LocalizedText) -> Note:
+def _post_hoc_note(label: str, reason: Bilingual) -> Note:
     return Note(
         code="post-hoc",
-        text=LocalizedText(
+        text=Bilingual(
             ja=f"事後分析（{label}）: {reason.ja} 事前登録した主結果を置き換えるものではありません。",
             en=f"Post-hoc analysis ({label}): {reason.en} It does not replace the "
             "pre-registered primary result.",
@@ -298,7 +290,7 @@ def _non_inferiority(
     rng_seed: int,
     alpha: float,
     post_hoc_label: str | None = None,
-    post_hoc_reason: LocalizedText | None = None,
+    post_hoc_reason: Bilingual | None = None,
     excluded_templates: Sequence[str] = (),
 ) -> NonInferiorityResult:
     if not 0 < margin < 1:
@@ -381,7 +373,7 @@ def post_hoc(
     *,
     exclude_templates: Sequence[str],
     label: str,
-    reason: LocalizedText,
+    reason: Bilingual,
     margin: float,
     rng_seed: int,
     n_boot: int = 20_000,

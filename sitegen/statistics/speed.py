@@ -1,4 +1,4 @@
-"""Speed statistics: pure functions from records to tables (SPEC §4.5)."""
+"""Speed statistics: pure functions from trial tables to summaries (SPEC §4.5)."""
 
 from __future__ import annotations
 
@@ -9,75 +9,10 @@ import pandas as pd
 
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
+from sitegen.statistics.trials import enters_statistics, usable
 
 SPEED_METRICS = ("gen_tps", "native_tps", "ttft_s", "t_first_answer_s", "e2e_s")
 """Metrics summarized per condition and input."""
-
-
-def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
-    """One row per record (every role and status), the columns published as ``trials.csv``."""
-    rows = []
-    for r in records:
-        m = r.metrics
-        rows.append(
-            {
-                "campaign_id": r.campaign_id,
-                "trial_id": r.trial_id,
-                "order_index": r.order_index,
-                "condition_id": r.condition_id,
-                "input_id": r.input_id,
-                "role": r.role,
-                "status": r.status,
-                "failure_reason": r.failure_reason,
-                "repetition": r.repetition,
-                "seed": r.sampling.seed,
-                "speculative_mode": r.speculative.mode,
-                "draft_max": r.speculative.draft_max,
-                "context_capacity": r.context_capacity,
-                "target_prompt_tokens": r.target_prompt_tokens,
-                "prompt_tokens": r.prompt_tokens,
-                "max_output_tokens": r.max_output_tokens,
-                "generated_tokens": m.generated_tokens if m else None,
-                "finish": m.finish if m else "error",
-                "answer_reached": m.answer_reached if m else False,
-                "ttft_s": m.ttft_s if m else None,
-                "t_first_visible_s": m.t_first_visible_s if m else None,
-                "t_first_answer_s": m.t_first_answer_s if m else None,
-                "t_natural_finish_s": m.t_natural_finish_s if m else None,
-                "e2e_s": m.e2e_s if m else None,
-                "gen_tps": m.gen_tps if m else None,
-                "native_tps": m.native_tps if m else None,
-                "draft_proposed": m.draft_proposed if m else None,
-                "draft_accepted": m.draft_accepted if m else None,
-                "peak_mem_mib": max((d.peak_mib for d in r.peak_memory), default=None),
-                "engine": r.provenance.engine.id,
-                "started_at": r.started_at,
-            }
-        )
-    frame = pd.DataFrame(rows)
-    for column in (
-        "generated_tokens",
-        "prompt_tokens",
-        "draft_proposed",
-        "draft_accepted",
-        "draft_max",
-    ):
-        frame[column] = frame[column].astype("Int64")
-    return frame
-
-
-def measured(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows that enter statistics: measured role and ok status (warm-ups and failures excluded)."""
-    return frame[(frame["role"] == "measured") & (frame["status"] == "ok")]
-
-
-def excluded_counts(frame: pd.DataFrame) -> dict[str, int]:
-    """Warm-ups and failed attempts, counted for the page (C-EXCLUDED)."""
-    return {
-        "warmup": int((frame["role"] == "warmup").sum()),
-        "failed": int(((frame["role"] == "measured") & (frame["status"] == "failed")).sum()),
-        "measured": int(len(measured(frame))),
-    }
 
 
 def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -87,7 +22,7 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
     Median is the sample median (mean of the two middle values for even n).
     """
     rows = []
-    for (condition_id, input_id), group in measured(frame).groupby(
+    for (condition_id, input_id), group in usable(frame).groupby(
         ["condition_id", "input_id"], sort=False
     ):
         row: dict[str, object] = {
@@ -181,7 +116,7 @@ def memory_summary(records: Iterable[TrialRecord], input_ids: set[str]) -> pd.Da
             "peak_mib": memory.peak_mib,
         }
         for r in records
-        if r.role == "measured" and r.status == "ok" and r.input_id in input_ids
+        if enters_statistics(r) and r.input_id in input_ids
         for memory in r.peak_memory
     ]
     if not rows:

@@ -1,0 +1,86 @@
+"""Validation: records and annotations before statistics, rendered pages after.
+
+``validate_campaigns`` runs every campaign check; ``check_report_pages`` runs the
+generic caveat requirements of the catalog (claims and pages) and every page and report
+check over one report's rendered pages; ``check_language_parity`` compares ja and en.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sitegen.errors import Issue
+from sitegen.records.campaign import Campaign
+from sitegen.validation.page_facts import PageFacts
+from sitegen.validation.rules import load_rules, registered_checks, violation
+
+if TYPE_CHECKING:
+    from sitegen.statistics.report import Report
+
+
+def validate_campaigns(campaigns: list[Campaign]) -> list[Issue]:
+    """Every campaign check of every rule."""
+    load_rules()
+    return [
+        issue
+        for campaign in campaigns
+        for registered in registered_checks("campaign")
+        for issue in registered.function(campaign)
+    ]
+
+
+def check_page(path: str, facts: PageFacts) -> list[Issue]:
+    """Every claim carries the caveats the catalog requires, and every page check holds."""
+    issues = []
+    rules = load_rules()
+    for claim in facts.claims:
+        have = facts.effective_caveats(claim)
+        for r in rules:
+            if claim.kind in r.claims and r.id not in have:
+                issues.append(
+                    violation(
+                        r.id,
+                        f"{path} (claim '{claim.kind}')",
+                        f"missing the {r.id} caveat ({r.title.en})",
+                    )
+                )
+    for registered in registered_checks("page"):
+        issues.extend(registered.function(path, facts))
+    return issues
+
+
+def check_report_pages(
+    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+) -> list[Issue]:
+    """One report in one language: each page's checks, the caveats each page must show
+    (catalog ``pages``) and every report check. ``pages`` maps a page name (``index``,
+    ``method`` …) to its facts."""
+    issues = [issue for name, facts in pages.items() for issue in check_page(paths[name], facts)]
+    for r in load_rules():
+        for page in r.pages:
+            if page in pages and r.id not in pages[page].caveats:
+                issues.append(
+                    violation(
+                        r.id,
+                        paths[page],
+                        f"the page does not show the {r.id} caveat ({r.title.en})",
+                    )
+                )
+    for registered in registered_checks("report"):
+        issues.extend(registered.function(pages, paths, report))
+    return issues
+
+
+def check_language_parity(path_ja: str, ja: PageFacts, en: PageFacts) -> list[Issue]:
+    """The ja and en versions of a page carry the same figures."""
+    if ja.figures() == en.figures():
+        return []
+    only_ja = sorted(set(ja.figures()) - set(en.figures()))[:5]
+    only_en = sorted(set(en.figures()) - set(ja.figures()))[:5]
+    return [
+        Issue(
+            path_ja,
+            f"ja and en pages carry different figures (only ja: {only_ja}, only en: {only_en})",
+            "i18n",
+        )
+    ]

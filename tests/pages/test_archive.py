@@ -19,8 +19,8 @@ import pytest
 
 from sitegen.build import build_site
 from sitegen.cli import main
-from sitegen.pages.archive import ArchiveError
-from sitegen.pages.site import CONTENT_SECURITY_POLICY, PLOTLY_BUNDLE
+from sitegen.errors import ArchiveError
+from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, PLOTLY_BUNDLE
 from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,

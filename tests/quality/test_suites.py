@@ -46,10 +46,10 @@ def test_domains_and_templates_are_listed_with_labels_in_both_languages():
         "logic",
         "evidence",
     ]
-    assert all(len(d.template_ids) == 5 and d.label_ja and d.label_en for d in DOMAINS)
+    assert all(len(d.template_ids) == 5 and d.label.ja and d.label.en for d in DOMAINS)
     template_ids = [t.template_id for t in TEMPLATES]
     assert len(template_ids) == len(set(template_ids)) == 30
-    assert all(t.label_ja and t.label_en for t in TEMPLATES)
+    assert all(t.label.ja and t.label.en for t in TEMPLATES)
 
 
 def test_reference_size_is_600_problems_20_per_template(reference_suite):

@@ -11,8 +11,8 @@ from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.items import plan_items, suite_sha256
 from sitegen.plan.models import DocumentSpec, QualitySpec
+from sitegen.records.campaign import read_campaign
 from sitegen.statistics.quality_records import score_quality, summarize_quality
-from sitegen.validation.load import read_campaign
 from tests.conftest import make_plan
 
 TEMPLATES = ["arithmetic.change", "units.achievement", "logic.order"]

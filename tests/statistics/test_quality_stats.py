@@ -8,7 +8,6 @@ import pytest
 
 from sitegen.statistics.quality import (
     IdenticalShareResult,
-    LocalizedText,
     NonInferiorityResult,
     Note,
     SensitivityResult,
@@ -21,6 +20,7 @@ from sitegen.statistics.quality import (
     sensitivity,
     stratified_bootstrap_means,
 )
+from sitegen.text import Bilingual
 
 SEEDS = (1234, 101234, 201234)
 N_TEMPLATES, PER_TEMPLATE = 30, 20
@@ -77,7 +77,7 @@ def seed_table() -> pd.DataFrame:
 
 
 @pytest.mark.parametrize(
-    "model", [NonInferiorityResult, SensitivityResult, IdenticalShareResult, Note, LocalizedText]
+    "model", [NonInferiorityResult, SensitivityResult, IdenticalShareResult, Note, Bilingual]
 )
 def test_every_field_has_a_docstring_for_the_data_dictionary(model):
     assert [name for name, f in model.model_fields.items() if not f.description] == []
@@ -174,7 +174,7 @@ def test_discordant_pairs_that_cancel_within_problems_are_flagged():
 
 
 def test_post_hoc_is_labelled_and_leaves_the_primary_alone(seed_table):
-    reason = LocalizedText(ja="設問の表現が曖昧だったため。", en="The wording was ambiguous.")
+    reason = Bilingual(ja="設問の表現が曖昧だったため。", en="The wording was ambiguous.")
     primary = non_inferiority(seed_table, margin=0.02, rng_seed=9, n_boot=1000)
     result = post_hoc(
         seed_table,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.check import check_site
+from sitegen.build import render_site
 from sitegen.errors import DataError
 from sitegen.pages.render import check_rendered
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
@@ -65,12 +65,12 @@ def checked(tmp_path_factory):
             }
         ],
     )
-    return check_site(data, PROJECT)
+    return render_site(data, PROJECT)
 
 
 def test_valid_campaigns_pass_every_rule(checked):
     assert check_rendered(checked.docs, checked.reports) == []
-    assert len(load_rules()) == 12
+    assert len(load_rules()) >= 12
 
 
 def _page(checked, *, quality: bool, page: str) -> str:
@@ -129,7 +129,7 @@ def test_c_length_reproduces_the_004_confound(tmp_path):
 
     publishable(tmp_path / "bad", make_plan(), confound)
     with pytest.raises(DataError) as caught:
-        check_site(tmp_path / "bad", project)
+        render_site(tmp_path / "bad", project)
     assert "C-LENGTH" in rule_ids(caught.value)
     assert "8,604" in str(caught.value) and "completion_time('short', ratio=True)" in str(
         caught.value
@@ -140,7 +140,7 @@ def test_c_length_reproduces_the_004_confound(tmp_path):
             record["metrics"]["generated_tokens"] = 4000
 
     publishable(tmp_path / "good", make_plan(), same_length)
-    site = check_site(tmp_path / "good", project)
+    site = render_site(tmp_path / "good", project)
     speed_page = next(v for k, v in site.docs.items() if k.endswith("/speed.md")).decode()
     assert 'data-claim="completion-time"' in speed_page and "倍" in speed_page
 
@@ -157,7 +157,7 @@ def test_configuration_comparison_prints_no_ratio(tmp_path):
         ]
     )
     publishable(tmp_path, plan)
-    site = check_site(tmp_path, PROJECT)
+    site = render_site(tmp_path, PROJECT)
     summary = next(
         v for k, v in site.docs.items() if k.endswith("/index.en.md") and "reports/" in k
     ).decode()
@@ -189,10 +189,10 @@ DATA_CASES = {
 @pytest.mark.parametrize("rule", sorted(DATA_CASES))
 def test_data_rule_fails_on_bad_annotations(tmp_path, rule):
     directory = publishable(tmp_path, make_plan())
-    check_site(tmp_path, PROJECT)  # passing case: no annotations
+    render_site(tmp_path, PROJECT)  # passing case: no annotations
     DATA_CASES[rule](directory)
     with pytest.raises(DataError) as caught:
-        check_site(tmp_path, PROJECT)
+        render_site(tmp_path, PROJECT)
     assert rule in rule_ids(caught.value)
     assert "annotations.yaml" in str(caught.value)
 
@@ -210,7 +210,7 @@ def test_data_rule_fails_on_bad_records(tmp_path, rule, field):
 
     publishable(tmp_path, make_plan(), strip)
     with pytest.raises(DataError) as caught:
-        check_site(tmp_path, PROJECT)
+        render_site(tmp_path, PROJECT)
     assert rule in rule_ids(caught.value)
     assert f"→ {field}" in str(caught.value)
 
@@ -219,7 +219,7 @@ def test_missing_review_declaration_is_refused(tmp_path):
     directory = publishable(tmp_path, make_plan())
     annotate(directory, review="human")  # a human review needs the reviewer's name
     with pytest.raises(DataError) as caught:
-        check_site(tmp_path, PROJECT)
+        render_site(tmp_path, PROJECT)
     assert "needs a reviewer" in str(caught.value)
 
 
@@ -233,7 +233,7 @@ def test_missing_translation_and_figure_parity(tmp_path):
     en = project / "theme" / "i18n" / "en.yml"
     en.write_text(en.read_text().replace('page.speed: "Speed"\n', ""))
     with pytest.raises(DataError) as caught:
-        check_site(tmp_path / "data", project)
+        render_site(tmp_path / "data", project)
     assert "missing key 'page.speed'" in str(caught.value) and "en.yml" in str(caught.value)
     shutil.copy(PROJECT / "theme" / "i18n" / "en.yml", en)
     summary = project / "content" / "en" / "report" / "index.md"
@@ -246,5 +246,5 @@ def test_missing_translation_and_figure_parity(tmp_path):
         )
     )
     with pytest.raises(DataError) as caught:
-        check_site(tmp_path / "data", project)
+        render_site(tmp_path / "data", project)
     assert "ja and en pages carry different figures" in str(caught.value)

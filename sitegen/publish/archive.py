@@ -1,18 +1,5 @@
 """The archive: every published version stays frozen under ``v/<label>/``.
 
-Layout of the site directory::
-
-    index.html                      redirect to latest/
-    404.html                        the newest version's (its links start at the site root)
-    versions.json                   the version list in mike's format
-    v/versions.json                 the same list where mkdocs-material's selector reads it
-                                    (``../versions.json`` from a version's root)
-    latest/…                        one redirect page per page of the newest version
-    assets/…                        files shared by every version (plotly.js)
-    v/<label>/…                     one complete bilingual site per version
-    v/<label>/.sitegen-version.json that version's file hashes and headline figures
-    .sitegen-build.json             digest of the last build's inputs (up-to-date check)
-
 A published version is never rewritten: its hashes are verified before every build,
 re-publishing a label with identical bytes changes nothing and with different bytes is
 refused. Versions are ordered by the time of their latest record, then by label.
@@ -29,32 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-from markupsafe import Markup, escape
+from markupsafe import escape
 
-from sitegen.errors import SitegenError
-from sitegen.pages.directives import html_environment
-from sitegen.pages.i18n import LANGUAGES, Catalog
-from sitegen.pages.report import Report
-from sitegen.records.store import RECORDS_FILE, write_atomic
-
-VERSIONS_DIR = "v"
-LATEST_ALIAS = "latest"
-VERSION_MANIFEST = ".sitegen-version.json"
-BUILD_MARKER = ".sitegen-build.json"
-VERSIONS_FILE = "versions.json"
-CHANGELOG_PAGE = "changelog"
-SHARED_ASSETS = "assets"
-"""Site-root folder of the files shared by every version."""
+from sitegen.errors import ArchiveError
+from sitegen.site_layout import (
+    LATEST_ALIAS,
+    VERSION_MANIFEST,
+    VERSIONS_DIR,
+    VERSIONS_FILE,
+)
 
 _LABEL = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
 _MANIFEST_SCHEMA_VERSION = 1
-_FIGURE_DIGITS = 2
-"""Medians are compared as displayed (two decimals): smaller moves are rounding noise."""
-
-
-class ArchiveError(SitegenError):
-    """A published version would change, or the archive on disk is not as published."""
 
 
 def check_label(label: str) -> str:
@@ -160,110 +133,6 @@ def _verify(site_dir: Path, directory: Path, version: PublishedVersion) -> None:
         )
 
 
-def headline_figures(reports: list[Report]) -> dict[str, Any]:
-    """Per campaign: titles, record count and digest, and the median generation rate per
-    condition × speed input (the figures the changelog compares)."""
-    figures = {}
-    for report in reports:
-        speed_inputs = {spec.id for spec in report.plan.inputs}
-        medians = {
-            f"{row.condition_id}|{row.input_id}": round(float(row.gen_tps_median), 4)
-            for row in report.summary.itertuples()
-            if row.input_id in speed_inputs and pd.notna(row.gen_tps_median)
-        }
-        records = report.campaign.directory / RECORDS_FILE
-        figures[report.slug] = {
-            "title": dict(report.plan.title),
-            "records": len(report.campaign.records),
-            "records_sha256": sha256_bytes(records.read_bytes()),
-            "gen_tps_median": dict(sorted(medians.items())),
-        }
-    return figures
-
-
-def predecessor(
-    published: list[PublishedVersion], label: str, data_epoch: int
-) -> PublishedVersion | None:
-    """The version just before ``label`` in archive order (``label`` itself excluded)."""
-    earlier = [v for v in published if v.label != label and v.sort_key < (data_epoch, label)]
-    return earlier[-1] if earlier else None
-
-
-@dataclass(frozen=True)
-class MovedFigure:
-    campaign: str
-    condition_id: str
-    input_id: str
-    before: float
-    after: float
-
-    @property
-    def change_percent(self) -> float:
-        return (self.after - self.before) / self.before * 100 if self.before else float("nan")
-
-
-@dataclass(frozen=True)
-class Changes:
-    """What changed between a version and its predecessor."""
-
-    previous_label: str | None
-    added: list[str]
-    removed: list[str]
-    records: list[tuple[str, int, int]]
-    """(campaign, records before, records after) for campaigns whose records changed."""
-    moved: list[MovedFigure]
-    titles: dict[str, dict[str, str]]
-
-    @property
-    def empty(self) -> bool:
-        return not (self.added or self.removed or self.records or self.moved)
-
-
-def compare(previous: PublishedVersion | None, figures: dict[str, Any]) -> Changes:
-    before = previous.figures if previous else {}
-    titles = {slug: f["title"] for slug, f in {**before, **figures}.items()}
-    common = sorted(before.keys() & figures.keys())
-    moved = []
-    for slug in common:
-        old, new = before[slug]["gen_tps_median"], figures[slug]["gen_tps_median"]
-        for key in sorted(old.keys() & new.keys()):
-            if round(old[key], _FIGURE_DIGITS) != round(new[key], _FIGURE_DIGITS):
-                condition_id, input_id = key.split("|", 1)
-                moved.append(MovedFigure(slug, condition_id, input_id, old[key], new[key]))
-    return Changes(
-        previous_label=previous.label if previous else None,
-        added=sorted(figures.keys() - before.keys()) if previous else [],
-        removed=sorted(before.keys() - figures.keys()),
-        records=[
-            (slug, before[slug]["records"], figures[slug]["records"])
-            for slug in common
-            if before[slug]["records_sha256"] != figures[slug]["records_sha256"]
-        ],
-        moved=moved,
-        titles=titles,
-    )
-
-
-def changelog_docs(
-    changes: Changes, label: str, catalogs: dict[str, Catalog], project_dir: Path
-) -> dict[str, bytes]:
-    """The changelog page of one version in both languages (mkdocs docs paths → bytes)."""
-    env = html_environment(str(project_dir / "theme" / "overrides" / "sitegen"))
-    docs = {}
-    for lang in LANGUAGES:
-        catalog = catalogs[lang]
-        body = env.get_template("changelog.html").render(
-            t=catalog.t, lang=lang, label=label, changes=changes
-        )
-        # One raw-HTML block for Markdown: no blank lines inside it (split at "\n" only:
-        # splitlines() would also split titles at U+2028 and other separators).
-        block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
-        title = escape(catalog.t("changelog.title"))
-        name = f"{CHANGELOG_PAGE}.md" if lang == LANGUAGES[0] else f"{CHANGELOG_PAGE}.{lang}.md"
-        docs[name] = f"# {title}\n\n{block}\n".encode()
-    return docs
-
-
 def link_file(source: str | Path, target: str | Path) -> None:
     """Copy a frozen file by a hard link where the filesystem allows (published files
     never change in place), by copying otherwise."""
@@ -319,22 +188,3 @@ def write_root(site: Path, versions: list[PublishedVersion], csp: str) -> None:
     (site / "index.html").write_bytes(redirect_page(f"{LATEST_ALIAS}/", csp))
     # mkdocs writes 404.html with links from the site root, so it serves the whole site.
     (site / "404.html").write_bytes((site / VERSIONS_DIR / newest.label / "404.html").read_bytes())
-
-
-def write_build_marker(site: Path, inputs_sha256: str, label: str, counts: dict[str, int]) -> None:
-    marker = {"inputs_sha256": inputs_sha256, "version": label, **counts}
-    write_atomic(site / BUILD_MARKER, (json.dumps(marker, sort_keys=True) + "\n").encode())
-
-
-def read_build_marker(site_dir: Path) -> dict[str, Any] | None:
-    """The last build's marker, if it is whole and the version it names is in place."""
-    try:
-        marker = json.loads((site_dir / BUILD_MARKER).read_bytes())
-        label = str(marker["version"])
-        if not {"inputs_sha256", "campaigns", "records"} <= marker.keys():
-            return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    if not (site_dir / VERSIONS_DIR / label / VERSION_MANIFEST).is_file():
-        return None
-    return marker

@@ -1,6 +1,4 @@
-"""Writing the site: the rendered docs tree of one version goes through mkdocs into a
-staging directory, next to the archived versions carried over from the current site;
-the staging site replaces the previous one only when it is complete.
+"""Rendering one version's docs tree into HTML with mkdocs (strict).
 
 The renderer (mkdocs-material, end of life announced for 2027) stays behind this
 module, so moving to another renderer touches this file only.
@@ -13,28 +11,20 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
-from sitegen.errors import SitegenError
-from sitegen.pages.archive import (
+from sitegen.errors import BuildError
+from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.site_layout import (
     CHANGELOG_PAGE,
     LATEST_ALIAS,
     SHARED_ASSETS,
-    VERSION_MANIFEST,
+    VERSION_TO_ROOT,
     VERSIONS_DIR,
-    ArchiveError,
-    PublishedVersion,
-    hash_tree,
-    link_file,
-    link_tree,
-    sha256_bytes,
-    write_build_marker,
-    write_root,
 )
-from sitegen.pages.i18n import LANGUAGES, Catalog
-from sitegen.pages.report import Report
+from sitegen.statistics.report import Report
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -65,15 +55,6 @@ PLACEHOLDER_SITE_URL = "https://sitegen.invalid/"
 """Used when ``mkdocs.yml`` sets no ``site_url``: mkdocs only writes absolute URLs into
 the sitemaps (which the version selector reads to stay on the same page) when it has one."""
 
-VERSION_TO_ROOT = "../../"
-"""From a version's root (``v/<label>/``) to the site root."""
-
-Outcome = Literal["published", "unchanged"]
-
-
-class BuildError(SitegenError):
-    """The renderer failed; the previous site is untouched."""
-
 
 @dataclass(frozen=True)
 class VersionBuild:
@@ -86,16 +67,6 @@ class VersionBuild:
     reports: list[Report]
     catalogs: dict[str, Catalog]
     figures: dict[str, Any]
-
-
-def shared_assets(project_dir: Path) -> dict[str, bytes]:
-    """Files of ``theme/assets/shared/`` by their path from the site root."""
-    shared_dir = project_dir / "theme" / "assets" / "shared"
-    return {
-        f"{SHARED_ASSETS}/{path.relative_to(shared_dir).as_posix()}": path.read_bytes()
-        for path in sorted(shared_dir.rglob("*"))
-        if path.is_file()
-    }
 
 
 def site_config(
@@ -173,97 +144,3 @@ def render_version(
             os.environ.pop("SOURCE_DATE_EPOCH", None)
         else:
             os.environ["SOURCE_DATE_EPOCH"] = previous_epoch
-
-
-def publish_version(
-    build: VersionBuild,
-    project_dir: Path,
-    site_dir: Path,
-    published: list[PublishedVersion],
-    inputs_sha256: str,
-    counts: dict[str, int],
-) -> Outcome:
-    """Render ``build`` and publish it next to the ``published`` versions of ``site_dir``.
-
-    An already published label with the same bytes is left as it is; with other bytes it
-    is refused before anything is written.
-    """
-    site_dir = site_dir.resolve()
-    site_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = site_dir.parent / f".{site_dir.name}.staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        site = staging / "site"
-        version_dir = site / VERSIONS_DIR / build.label
-        render_version(build, project_dir, staging, version_dir)
-        shared = shared_assets(project_dir)
-        version = PublishedVersion(
-            build.label,
-            build.data_epoch,
-            build.figures,
-            hash_tree(version_dir),
-            {path: sha256_bytes(data) for path, data in shared.items()},
-        )
-        existing = next((v for v in published if v.label == build.label), None)
-        if existing is not None:
-            _require_identical(existing, version)
-            write_build_marker(site_dir, inputs_sha256, build.label, counts)
-            return "unchanged"
-        (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
-        for other in published:
-            link_tree(site_dir / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
-        _write_shared(site_dir, site, published, shared)
-        write_root(site, [*published, version], CONTENT_SECURITY_POLICY)
-        write_build_marker(site, inputs_sha256, build.label, counts)
-        _swap_in(site, site_dir)
-        return "published"
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _require_identical(existing: PublishedVersion, version: PublishedVersion) -> None:
-    differing = sorted(
-        path
-        for path in existing.files.keys() | version.files.keys()
-        if existing.files.get(path) != version.files.get(path)
-    )
-    differing += sorted(set(existing.shared.items()) ^ set(version.shared.items()))
-    if differing:
-        shown = ", ".join(str(d) for d in differing[:5])
-        more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
-        raise ArchiveError(
-            f"version '{version.label}' is already published with different content "
-            f"({shown}{more}); a published version never changes: publish this build under "
-            "a new label with --version LABEL. Nothing was written."
-        )
-
-
-def _write_shared(
-    site_dir: Path, site: Path, published: list[PublishedVersion], shared: dict[str, bytes]
-) -> None:
-    """Shared files the archived versions use (carried over) and the new version's."""
-    for version in published:
-        for path in version.shared:
-            target = site / path
-            if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                link_file(site_dir / path, target)
-    for path, data in shared.items():
-        target = site / path
-        if target.exists():
-            if sha256_bytes(target.read_bytes()) != sha256_bytes(data):
-                raise ArchiveError(
-                    f"{path} differs from the file of the same name that published versions "
-                    "use; give the new file a new name (shared files are never replaced)"
-                )
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
-def _swap_in(new_site: Path, site_dir: Path) -> None:
-    retired = site_dir.with_name(f".{site_dir.name}.old-{os.getpid()}")
-    if site_dir.exists():
-        site_dir.rename(retired)
-    new_site.rename(site_dir)
-    shutil.rmtree(retired, ignore_errors=True)

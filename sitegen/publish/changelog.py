@@ -1,0 +1,125 @@
+"""The changelog: what changed between a version and its predecessor (campaigns added
+or removed, records changed, headline medians moved)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup, escape
+
+from sitegen.pages.directives import html_environment
+from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.publish.archive import PublishedVersion, sha256_bytes
+from sitegen.records.campaign import RECORDS_FILE
+from sitegen.site_layout import CHANGELOG_PAGE
+from sitegen.statistics.report import Report
+
+_FIGURE_DIGITS = 2
+"""Medians are compared as displayed (two decimals): smaller moves are rounding noise."""
+
+
+def headline_figures(reports: list[Report]) -> dict[str, Any]:
+    """Per campaign: titles, record count and digest, and the median generation rate per
+    condition × speed input (the figures the changelog compares)."""
+    figures = {}
+    for report in reports:
+        speed_inputs = {spec.id for spec in report.plan.inputs}
+        medians = {
+            f"{row.condition_id}|{row.input_id}": round(float(row.gen_tps_median), 4)
+            for row in report.summary.itertuples()
+            if row.input_id in speed_inputs and pd.notna(row.gen_tps_median)
+        }
+        records = report.campaign.directory / RECORDS_FILE
+        figures[report.slug] = {
+            "title": dict(report.plan.title),
+            "records": len(report.campaign.records),
+            "records_sha256": sha256_bytes(records.read_bytes()),
+            "gen_tps_median": dict(sorted(medians.items())),
+        }
+    return figures
+
+
+def predecessor(
+    published: list[PublishedVersion], label: str, data_epoch: int
+) -> PublishedVersion | None:
+    """The version just before ``label`` in archive order (``label`` itself excluded)."""
+    earlier = [v for v in published if v.label != label and v.sort_key < (data_epoch, label)]
+    return earlier[-1] if earlier else None
+
+
+@dataclass(frozen=True)
+class MovedFigure:
+    campaign: str
+    condition_id: str
+    input_id: str
+    before: float
+    after: float
+
+    @property
+    def change_percent(self) -> float:
+        return (self.after - self.before) / self.before * 100 if self.before else float("nan")
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What changed between a version and its predecessor."""
+
+    previous_label: str | None
+    added: list[str]
+    removed: list[str]
+    records: list[tuple[str, int, int]]
+    """(campaign, records before, records after) for campaigns whose records changed."""
+    moved: list[MovedFigure]
+    titles: dict[str, dict[str, str]]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.records or self.moved)
+
+
+def compare(previous: PublishedVersion | None, figures: dict[str, Any]) -> Changes:
+    before = previous.figures if previous else {}
+    titles = {slug: f["title"] for slug, f in {**before, **figures}.items()}
+    common = sorted(before.keys() & figures.keys())
+    moved = []
+    for slug in common:
+        old, new = before[slug]["gen_tps_median"], figures[slug]["gen_tps_median"]
+        for key in sorted(old.keys() & new.keys()):
+            if round(old[key], _FIGURE_DIGITS) != round(new[key], _FIGURE_DIGITS):
+                condition_id, input_id = key.split("|", 1)
+                moved.append(MovedFigure(slug, condition_id, input_id, old[key], new[key]))
+    return Changes(
+        previous_label=previous.label if previous else None,
+        added=sorted(figures.keys() - before.keys()) if previous else [],
+        removed=sorted(before.keys() - figures.keys()),
+        records=[
+            (slug, before[slug]["records"], figures[slug]["records"])
+            for slug in common
+            if before[slug]["records_sha256"] != figures[slug]["records_sha256"]
+        ],
+        moved=moved,
+        titles=titles,
+    )
+
+
+def changelog_docs(
+    changes: Changes, label: str, catalogs: dict[str, Catalog], project_dir: Path
+) -> dict[str, bytes]:
+    """The changelog page of one version in both languages (mkdocs docs paths → bytes)."""
+    env = html_environment(str(project_dir / "theme" / "overrides" / "sitegen"))
+    docs = {}
+    for lang in LANGUAGES:
+        catalog = catalogs[lang]
+        body = env.get_template("changelog.html").render(
+            t=catalog.t, lang=lang, label=label, changes=changes
+        )
+        # One raw-HTML block for Markdown: no blank lines inside it (split at "\n" only:
+        # splitlines() would also split titles at U+2028 and other separators).
+        block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
+        title = escape(catalog.t("changelog.title"))
+        name = f"{CHANGELOG_PAGE}.md" if lang == LANGUAGES[0] else f"{CHANGELOG_PAGE}.{lang}.md"
+        docs[name] = f"# {title}\n\n{block}\n".encode()
+    return docs

@@ -1,0 +1,128 @@
+"""Publishing one rendered version: it goes into a staging site next to the archived
+versions carried over from the current site, and the staging site replaces the previous
+one only when it is complete."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Literal
+
+from sitegen.errors import ArchiveError
+from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, VersionBuild, render_version
+from sitegen.publish.archive import (
+    PublishedVersion,
+    hash_tree,
+    link_file,
+    link_tree,
+    sha256_bytes,
+    write_root,
+)
+from sitegen.publish.marker import BuildMarker, write_build_marker
+from sitegen.site_layout import SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
+
+Outcome = Literal["published", "unchanged"]
+
+
+def shared_assets(project_dir: Path) -> dict[str, bytes]:
+    """Files of ``theme/assets/shared/`` by their path from the site root."""
+    shared_dir = project_dir / "theme" / "assets" / "shared"
+    return {
+        f"{SHARED_ASSETS}/{path.relative_to(shared_dir).as_posix()}": path.read_bytes()
+        for path in sorted(shared_dir.rglob("*"))
+        if path.is_file()
+    }
+
+
+def publish_version(
+    build: VersionBuild,
+    project_dir: Path,
+    site_dir: Path,
+    published: list[PublishedVersion],
+    marker: BuildMarker,
+) -> Outcome:
+    """Render ``build`` and publish it next to the ``published`` versions of ``site_dir``.
+
+    An already published label with the same bytes is left as it is; with other bytes it
+    is refused before anything is written.
+    """
+    site_dir = site_dir.resolve()
+    site_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = site_dir.parent / f".{site_dir.name}.staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        site = staging / "site"
+        version_dir = site / VERSIONS_DIR / build.label
+        render_version(build, project_dir, staging, version_dir)
+        shared = shared_assets(project_dir)
+        version = PublishedVersion(
+            build.label,
+            build.data_epoch,
+            build.figures,
+            hash_tree(version_dir),
+            {path: sha256_bytes(data) for path, data in shared.items()},
+        )
+        existing = next((v for v in published if v.label == build.label), None)
+        if existing is not None:
+            _require_identical(existing, version)
+            write_build_marker(site_dir, marker)
+            return "unchanged"
+        (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
+        for other in published:
+            link_tree(site_dir / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
+        _write_shared(site_dir, site, published, shared)
+        write_root(site, [*published, version], CONTENT_SECURITY_POLICY)
+        write_build_marker(site, marker)
+        _swap_in(site, site_dir)
+        return "published"
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _require_identical(existing: PublishedVersion, version: PublishedVersion) -> None:
+    differing = sorted(
+        path
+        for path in existing.files.keys() | version.files.keys()
+        if existing.files.get(path) != version.files.get(path)
+    )
+    differing += sorted(set(existing.shared.items()) ^ set(version.shared.items()))
+    if differing:
+        shown = ", ".join(str(d) for d in differing[:5])
+        more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
+        raise ArchiveError(
+            f"version '{version.label}' is already published with different content "
+            f"({shown}{more}); a published version never changes: publish this build under "
+            "a new label with --version LABEL. Nothing was written."
+        )
+
+
+def _write_shared(
+    site_dir: Path, site: Path, published: list[PublishedVersion], shared: dict[str, bytes]
+) -> None:
+    """Shared files the archived versions use (carried over) and the new version's."""
+    for version in published:
+        for path in version.shared:
+            target = site / path
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                link_file(site_dir / path, target)
+    for path, data in shared.items():
+        target = site / path
+        if target.exists():
+            if sha256_bytes(target.read_bytes()) != sha256_bytes(data):
+                raise ArchiveError(
+                    f"{path} differs from the file of the same name that published versions "
+                    "use; give the new file a new name (shared files are never replaced)"
+                )
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def _swap_in(new_site: Path, site_dir: Path) -> None:
+    retired = site_dir.with_name(f".{site_dir.name}.old-{os.getpid()}")
+    if site_dir.exists():
+        site_dir.rename(retired)
+    new_site.rename(site_dir)
+    shutil.rmtree(retired, ignore_errors=True)

@@ -1,0 +1,26 @@
+"""Where things live in a published site (shared by the renderer and the publisher).
+
+Layout of the site directory::
+
+    index.html                      redirect to latest/
+    404.html                        the newest version's (its links start at the site root)
+    versions.json                   the version list in mike's format
+    v/versions.json                 the same list where mkdocs-material's selector reads it
+                                    (``../versions.json`` from a version's root)
+    latest/…                        one redirect page per page of the newest version
+    assets/…                        files shared by every version (plotly.js)
+    v/<label>/…                     one complete bilingual site per version
+    v/<label>/.sitegen-version.json that version's file hashes and headline figures
+    .sitegen-build.json             the last build's marker (up-to-date check)
+"""
+
+VERSIONS_DIR = "v"
+LATEST_ALIAS = "latest"
+VERSION_MANIFEST = ".sitegen-version.json"
+BUILD_MARKER = ".sitegen-build.json"
+VERSIONS_FILE = "versions.json"
+CHANGELOG_PAGE = "changelog"
+SHARED_ASSETS = "assets"
+"""Site-root folder of the files shared by every version."""
+VERSION_TO_ROOT = "../../"
+"""From a version's root (``v/<label>/``) to the site root."""

@@ -1,0 +1,251 @@
+"""One campaign's statistics, computed once for both languages (pure).
+
+This is the only place a page's figures come from: directives and partials select and
+format these results; they compute nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from sitegen.plan.items import plan_items
+from sitegen.plan.models import Plan
+from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
+from sitegen.records.campaign import Campaign
+from sitegen.records.models import TrialRecord
+from sitegen.statistics.quality import NonInferiorityResult, post_hoc
+from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
+from sitegen.statistics.speed import (
+    Comparison,
+    compare_conditions,
+    memory_summary,
+    speed_summary,
+)
+from sitegen.statistics.trials import enters_statistics, excluded_counts, trials_frame, usable
+
+COMPLETION_LENGTH_TOLERANCE = 0.05
+"""Median output lengths within 5 % count as equal for a completion-time ratio (C-LENGTH)."""
+
+
+@dataclass(frozen=True)
+class HeadlineRow:
+    """One comparison of the summary with both conditions' summary rows."""
+
+    comparison: Comparison
+    baseline: dict[str, Any]
+    treatment: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ThresholdResult:
+    """A threshold claim as observed: ``k`` of ``n`` trials above it."""
+
+    claim: ThresholdClaim
+    k: int
+    n: int
+
+
+@dataclass(frozen=True)
+class ExampleDraw:
+    """The examples page: curated answers with their declaration, then a seeded draw."""
+
+    curated: list[tuple[TrialRecord, CuratedExample]]
+    drawn: list[TrialRecord]
+    pool_size: int
+    """Measured, successful trials the random draw was made from."""
+
+
+@dataclass(frozen=True)
+class CompletionTimes:
+    """End-to-end times of each condition on one input beside their output lengths."""
+
+    input_id: str
+    rows: list[dict[str, Any]]
+    lengths_differ: bool
+    """Median output lengths differ by more than ``COMPLETION_LENGTH_TOLERANCE``."""
+    time_ratio: float | None
+    """Second condition's median time ÷ first's (two conditions only)."""
+
+
+@dataclass(frozen=True)
+class PostHocResult:
+    analysis: PostHocAnalysis
+    result: NonInferiorityResult
+
+
+@dataclass(frozen=True)
+class Report:
+    """One campaign's statistics, ready to render in any language."""
+
+    campaign: Campaign
+    trials: pd.DataFrame
+    """Every record as a row."""
+    summary: pd.DataFrame
+    """Per condition × speed input summary (trials that enter the statistics)."""
+    comparisons: list[Comparison]
+    excluded: dict[str, int]
+    quality: QualitySummary | None
+    """Paired quality results (``None`` when the plan has no quality evaluation)."""
+
+    @property
+    def plan(self) -> Plan:
+        return self.campaign.plan
+
+    @property
+    def slug(self) -> str:
+        return self.campaign.campaign_id
+
+    @property
+    def pages(self) -> tuple[str, ...]:
+        """This report's pages in navigation order (speed and quality only when measured)."""
+        pages = ["index"]
+        if self.plan.inputs:
+            pages.append("speed")
+        if self.quality is not None:
+            pages.append("quality")
+        return (*pages, "examples", "method", "data")
+
+    @cached_property
+    def speed_input_ids(self) -> frozenset[str]:
+        return frozenset(i.id for i in self.plan.inputs)
+
+    @cached_property
+    def usable_speed_trials(self) -> pd.DataFrame:
+        """Trials of the speed inputs that enter the statistics (quality answers have their
+        own page)."""
+        trials = usable(self.trials)
+        return trials[trials["input_id"].isin(self.speed_input_ids)]
+
+    @cached_property
+    def condition_labels(self) -> dict[str, str]:
+        """``<id>: <speculative mode>`` per condition, in plan order."""
+        return {c.id: f"{c.id}: {c.speculative.label}" for c in self.plan.conditions}
+
+    @cached_property
+    def headline(self) -> list[HeadlineRow]:
+        """Each comparison whose two conditions both have a summary row."""
+        if self.summary.empty:
+            return []
+        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary.to_dict("records")}
+        return [
+            HeadlineRow(c, rows[(c.baseline, c.input_id)], rows[(c.treatment, c.input_id)])
+            for c in self.comparisons
+            if (c.baseline, c.input_id) in rows and (c.treatment, c.input_id) in rows
+        ]
+
+    @cached_property
+    def memory(self) -> pd.DataFrame:
+        """Peak memory per condition and device over the speed trials."""
+        return memory_summary(self.campaign.records, set(self.speed_input_ids))
+
+    @cached_property
+    def thresholds(self) -> list[ThresholdResult]:
+        """Each threshold claim of the annotations as observed in k of n trials."""
+        trials = self.usable_speed_trials
+        results = []
+        for claim in self.campaign.annotations.thresholds:
+            selected = trials[trials["condition_id"] == claim.condition_id]
+            if claim.input_id is not None:
+                selected = selected[selected["input_id"] == claim.input_id]
+            values = selected[claim.metric].dropna()
+            results.append(ThresholdResult(claim, int((values > claim.above).sum()), len(values)))
+        return results
+
+    @cached_property
+    def examples(self) -> ExampleDraw:
+        """Curated examples in declaration order, then ``count`` answers drawn with
+        ``random.Random(seed).sample`` from the usable trials in run order."""
+        annotations = self.campaign.annotations
+        by_id = {r.trial_id: r for r in self.campaign.records}
+        curated = [
+            (by_id[e.trial_id], e) for e in annotations.curated_examples if e.trial_id in by_id
+        ]
+        pool = sorted(
+            (r for r in self.campaign.records if enters_statistics(r)),
+            key=lambda r: r.order_index,
+        )
+        draw = annotations.random_examples
+        drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
+        return ExampleDraw(curated, drawn, len(pool))
+
+    def completion_times(self, input_id: str) -> CompletionTimes:
+        summary = self.summary[self.summary["input_id"] == input_id] if len(self.summary) else []
+        rows = summary.to_dict("records") if len(summary) else []
+        tokens = [r["generated_tokens_median"] for r in rows]
+        lengths_differ = len(tokens) > 1 and max(tokens) > (1 + COMPLETION_LENGTH_TOLERANCE) * min(
+            tokens
+        )
+        time_ratio = None
+        if len(rows) == 2 and rows[0]["e2e_s_median"] and rows[1]["e2e_s_median"] is not None:
+            time_ratio = rows[1]["e2e_s_median"] / rows[0]["e2e_s_median"]
+        return CompletionTimes(input_id, rows, lengths_differ, time_ratio)
+
+    @cached_property
+    def post_hoc(self) -> list[PostHocResult]:
+        """Each post-hoc analysis of the annotations: the non-inferiority test again with
+        its templates removed (labelled, shown beside the primary result)."""
+        if self.quality is None or self.plan.quality is None:
+            return []
+        settings = self.plan.quality
+        return [
+            PostHocResult(
+                analysis,
+                post_hoc(
+                    self.quality.tables.answers,
+                    exclude_templates=analysis.exclude_templates,
+                    label=analysis.label,
+                    reason=analysis.reason,
+                    margin=settings.margin,
+                    rng_seed=settings.bootstrap_seed,
+                    n_boot=settings.bootstrap_resamples,
+                ),
+            )
+            for analysis in self.campaign.annotations.post_hoc
+        ]
+
+    @property
+    def hardware(self) -> str:
+        """Devices as recorded by the first record with devices, e.g. ``1× AMD EPYC``."""
+        for record in self.campaign.records:
+            devices = record.provenance.host.devices
+            if devices:
+                names = sorted({d.name for d in devices})
+                return f"{len(devices)}× " + " / ".join(names)
+        return "-"
+
+    @property
+    def registered_at(self) -> datetime | None:
+        """When the plan was registered: the first record's start (the plan file precedes
+        it)."""
+        starts = [datetime.fromisoformat(r.started_at) for r in self.campaign.records]
+        return min(starts) if starts else None
+
+    @property
+    def uses_ngram(self) -> bool:
+        """Whether a condition uses n-gram self-speculation (never to be called MTP)."""
+        return any(c.speculative.mode.startswith("ngram") for c in self.plan.conditions)
+
+
+def make_report(campaign: Campaign) -> Report:
+    items = plan_items(campaign.plan)
+    speed_ids = {i for i, item in items.items() if item.kind == "speed"}
+    frame = trials_frame(campaign.records)
+    summary = speed_summary(frame[frame["input_id"].isin(speed_ids)])
+    return Report(
+        campaign=campaign,
+        trials=frame,
+        summary=summary,
+        comparisons=compare_conditions(campaign.plan, summary),
+        excluded=excluded_counts(frame),
+        quality=summarize_quality(
+            campaign.plan, score_quality(campaign.plan, items, campaign.records)
+        )
+        if campaign.plan.quality
+        else None,
+    )

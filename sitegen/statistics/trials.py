@@ -1,0 +1,85 @@
+"""The trials table and the one definition of the trials that enter the statistics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from sitegen.records.models import TrialRecord
+
+USABLE_ROLE = "measured"
+USABLE_STATUS = "ok"
+
+
+def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
+    """One row per record (every role and status), the columns published as ``trials.csv``."""
+    rows = []
+    for r in records:
+        m = r.metrics
+        rows.append(
+            {
+                "campaign_id": r.campaign_id,
+                "trial_id": r.trial_id,
+                "order_index": r.order_index,
+                "condition_id": r.condition_id,
+                "input_id": r.input_id,
+                "role": r.role,
+                "status": r.status,
+                "failure_reason": r.failure_reason,
+                "repetition": r.repetition,
+                "seed": r.sampling.seed,
+                "speculative_mode": r.speculative.mode,
+                "draft_max": r.speculative.draft_max,
+                "context_capacity": r.context_capacity,
+                "target_prompt_tokens": r.target_prompt_tokens,
+                "prompt_tokens": r.prompt_tokens,
+                "max_output_tokens": r.max_output_tokens,
+                "generated_tokens": m.generated_tokens if m else None,
+                "finish": m.finish if m else "error",
+                "answer_reached": m.answer_reached if m else False,
+                "ttft_s": m.ttft_s if m else None,
+                "t_first_visible_s": m.t_first_visible_s if m else None,
+                "t_first_answer_s": m.t_first_answer_s if m else None,
+                "t_natural_finish_s": m.t_natural_finish_s if m else None,
+                "e2e_s": m.e2e_s if m else None,
+                "gen_tps": m.gen_tps if m else None,
+                "native_tps": m.native_tps if m else None,
+                "draft_proposed": m.draft_proposed if m else None,
+                "draft_accepted": m.draft_accepted if m else None,
+                "peak_mem_mib": max((d.peak_mib for d in r.peak_memory), default=None),
+                "engine": r.provenance.engine.id,
+                "started_at": r.started_at,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    for column in (
+        "generated_tokens",
+        "prompt_tokens",
+        "draft_proposed",
+        "draft_accepted",
+        "draft_max",
+    ):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def enters_statistics(record: TrialRecord) -> bool:
+    """The one definition of a trial that enters the statistics: a measured trial whose
+    request succeeded. Warm-ups and failed attempts are kept as records and counted on
+    the pages (C-EXCLUDED), never summarized."""
+    return record.role == USABLE_ROLE and record.status == USABLE_STATUS
+
+
+def usable(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a trials table that enter the statistics (``enters_statistics``)."""
+    return frame[(frame["role"] == USABLE_ROLE) & (frame["status"] == USABLE_STATUS)]
+
+
+def excluded_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Warm-ups and failed attempts, counted for the page (C-EXCLUDED)."""
+    return {
+        "warmup": int((frame["role"] == "warmup").sum()),
+        "failed": int(((frame["role"] == "measured") & (frame["status"] == "failed")).sum()),
+        "measured": int(len(usable(frame))),
+    }

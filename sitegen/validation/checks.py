@@ -1,0 +1,254 @@
+"""Every rule-specific check, registered under its rule id (the catalog is ``rules.yaml``).
+
+Campaign checks see the records and annotations before any page is rendered; page
+checks see one rendered page's claims; report checks see every page of one report in
+one language. Adding a rule: one catalog entry, plus a function here if it checks data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sitegen.engine.registry import is_publishable
+from sitegen.errors import ConfigError, Issue
+from sitegen.plan.items import make_suite, plan_items
+from sitegen.records.campaign import Campaign
+from sitegen.statistics.trials import enters_statistics
+from sitegen.validation.page_facts import PageFacts
+from sitegen.validation.rules import check, violation
+
+if TYPE_CHECKING:
+    from sitegen.statistics.report import Report
+
+
+# --- campaign checks ---------------------------------------------------------------------
+
+
+@check("C-ENGINE", "campaign")
+def _engine_publishable(campaign: Campaign) -> list[Issue]:
+    return [
+        violation(
+            "C-ENGINE",
+            f"{campaign.record_location(i)} → provenance.engine.id",
+            f"engine '{r.provenance.engine.id}' is a test engine (or unknown) and can never "
+            "be published",
+        )
+        for i, r in enumerate(campaign.records)
+        if not is_publishable(r.provenance.engine.id)
+    ]
+
+
+@check("C-PLANNED", "campaign")
+def _records_in_plan(campaign: Campaign) -> list[Issue]:
+    try:
+        inputs = set(plan_items(campaign.plan))
+    except ConfigError as exc:
+        return [violation("C-PLANNED", str(campaign.directory / "plan.json"), str(exc))]
+    conditions = {c.id for c in campaign.plan.conditions}
+    issues = []
+    for i, r in enumerate(campaign.records):
+        where = campaign.record_location(i)
+        if r.plan_sha256 != campaign.plan_sha256:
+            issues.append(
+                violation("C-PLANNED", f"{where} → plan_sha256", "not the campaign's plan.json")
+            )
+        if r.condition_id not in conditions:
+            issues.append(
+                violation("C-PLANNED", f"{where} → condition_id", "not a condition of the plan")
+            )
+        if r.input_id not in inputs:
+            issues.append(violation("C-PLANNED", f"{where} → input_id", "not an input of the plan"))
+    return issues
+
+
+@check("C-RECORD", "campaign")
+def _records_complete(campaign: Campaign) -> list[Issue]:
+    issues = []
+    for i, r in enumerate(campaign.records):
+        where = campaign.record_location(i)
+        if r.status == "ok" and r.metrics is None:
+            issues.append(violation("C-RECORD", f"{where} → metrics", "an ok record needs metrics"))
+        if r.status == "failed" and not r.failure_reason:
+            issues.append(
+                violation("C-RECORD", f"{where} → failure_reason", "a failed record needs a reason")
+            )
+    return issues
+
+
+@check("C-EXAMPLE", "campaign")
+def _examples_declared(campaign: Campaign) -> list[Issue]:
+    usable = {r.trial_id for r in campaign.records if enters_statistics(r)}
+    return [
+        violation(
+            "C-EXAMPLE",
+            f"{campaign.annotations_path} → curated_examples.{i}.trial_id",
+            f"'{e.trial_id}' is not a measured, successful trial",
+        )
+        for i, e in enumerate(campaign.annotations.curated_examples)
+        if e.trial_id not in usable
+    ]
+
+
+@check("C-CAPACITY", "campaign")
+def _input_length_recorded(campaign: Campaign) -> list[Issue]:
+    return [
+        violation(
+            "C-CAPACITY",
+            f"{campaign.record_location(i)} → prompt_tokens",
+            "an ok record without its input length",
+        )
+        for i, r in enumerate(campaign.records)
+        if r.status == "ok" and r.prompt_tokens is None
+    ]
+
+
+@check("C-POSTHOC", "campaign")
+def _post_hoc_declared(campaign: Campaign) -> list[Issue]:
+    issues = []
+    where = campaign.annotations_path
+    quality = campaign.plan.quality
+    started = min((r.started_at[:10] for r in campaign.records), default=None)
+    for i, analysis in enumerate(campaign.annotations.post_hoc):
+        if quality is None:
+            issues.append(
+                violation(
+                    "C-POSTHOC",
+                    f"{where} → post_hoc.{i}",
+                    "a post-hoc quality analysis needs a plan with a quality evaluation",
+                )
+            )
+            continue
+        if started and analysis.added_at[:10] < started:
+            issues.append(
+                violation(
+                    "C-POSTHOC",
+                    f"{where} → post_hoc.{i}.added_at",
+                    f"{analysis.added_at} precedes the campaign ({started}); a post-hoc "
+                    "analysis comes after the results",
+                )
+            )
+        templates = {p.template_id for p in make_suite(quality).problems}
+        unknown = sorted(set(analysis.exclude_templates) - templates)
+        if unknown:
+            issues.append(
+                violation(
+                    "C-POSTHOC",
+                    f"{where} → post_hoc.{i}.exclude_templates",
+                    f"unknown template(s) {unknown}",
+                )
+            )
+    return issues
+
+
+@check("C-HARDWARE", "campaign")
+def _devices_recorded(campaign: Campaign) -> list[Issue]:
+    return [
+        violation(
+            "C-HARDWARE",
+            f"{campaign.record_location(i)} → provenance.host.devices",
+            "an ok record without the measured hardware",
+        )
+        for i, r in enumerate(campaign.records)
+        if r.status == "ok" and not r.provenance.host.devices
+    ]
+
+
+@check("C-THRESHOLD", "campaign")
+def _thresholds_valid(campaign: Campaign) -> list[Issue]:
+    conditions = {c.id for c in campaign.plan.conditions}
+    inputs = {i.id for i in campaign.plan.inputs}
+    issues = []
+    for i, claim in enumerate(campaign.annotations.thresholds):
+        where = f"{campaign.annotations_path} → thresholds.{i}"
+        if claim.condition_id not in conditions:
+            issues.append(
+                violation(
+                    "C-THRESHOLD",
+                    f"{where}.condition_id",
+                    f"unknown condition '{claim.condition_id}'",
+                )
+            )
+        if claim.input_id is not None and claim.input_id not in inputs:
+            issues.append(
+                violation(
+                    "C-THRESHOLD", f"{where}.input_id", f"unknown speed input '{claim.input_id}'"
+                )
+            )
+    return issues
+
+
+# --- page checks -------------------------------------------------------------------------
+
+
+@check("C-CONFDIFF", "page")
+def _ratios_only_for_the_factor(path: str, facts: PageFacts) -> list[Issue]:
+    issues = []
+    for claim in facts.claims_of("speed-ratio"):
+        if claim.attrs.get("data-factor-only") != "true":
+            issues.append(
+                violation(
+                    "C-CONFDIFF",
+                    f"{path} (claim 'speed-ratio')",
+                    "a ratio between conditions that differ in more than the declared factor",
+                )
+            )
+    for claim in facts.claims_of("configuration-comparison"):
+        if not claim.attrs.get("data-differing") or "data-ratio" in claim.attrs:
+            issues.append(
+                violation(
+                    "C-CONFDIFF",
+                    f"{path} (claim 'configuration-comparison')",
+                    "a configuration comparison must list the differing fields and print no ratio",
+                )
+            )
+    return issues
+
+
+@check("C-LENGTH", "page")
+def _no_time_ratio_across_lengths(path: str, facts: PageFacts) -> list[Issue]:
+    return [
+        violation(
+            "C-LENGTH",
+            f"{path} (completion_time('{claim.attrs.get('data-input', '?')}', ratio=True))",
+            f"output lengths differ ({claim.attrs.get('data-lengths', '?')} tokens); a "
+            "completion-time ratio would present shorter answers as speed",
+        )
+        for claim in facts.claims_of("completion-time")
+        if "data-time-ratio" in claim.attrs and claim.attrs.get("data-lengths-differ") == "true"
+    ]
+
+
+@check("C-POSTHOC", "page")
+def _post_hoc_beside_primary(path: str, facts: PageFacts) -> list[Issue]:
+    if facts.claims_of("post-hoc") and not any(
+        c.attrs.get("data-primary") == "true" for c in facts.claims_of("accuracy")
+    ):
+        return [
+            violation(
+                "C-POSTHOC",
+                path,
+                "a post-hoc result is shown without the pre-registered primary result",
+            )
+        ]
+    return []
+
+
+# --- report checks -----------------------------------------------------------------------
+
+
+@check("C-EXCLUDED", "report")
+def _excluded_counts_match(
+    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+) -> list[Issue]:
+    issues = []
+    expected = {k: report.excluded[k] for k in ("warmup", "failed")}
+    for name, facts in pages.items():
+        for claim in facts.claims_of("excluded"):
+            shown = {k: int(claim.attrs.get(f"data-{k}", -1)) for k in ("warmup", "failed")}
+            if shown != expected:
+                issues.append(
+                    violation(
+                        "C-EXCLUDED", paths[name], f"shows {shown}, the records have {expected}"
+                    )
+                )
+    return issues
