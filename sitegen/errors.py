@@ -32,6 +32,10 @@ class StorageError(SitegenError):
         return cls(f"cannot {action} {where}: {exc.strerror or exc}")
 
 
+class LockedError(SitegenError):
+    """Another sitegen process holds the campaign or the site."""
+
+
 class BuildError(SitegenError):
     """The renderer failed; the previous site is untouched."""
 

@@ -1,0 +1,49 @@
+"""Exclusive locks between sitegen processes (one ``measure`` per campaign, one ``build``
+per site).
+
+A lock is an advisory ``flock`` on a file holding the holder's pid. The kernel releases
+it when the holder dies, however it dies, so a lock file left by a killed process is
+simply taken over by the next one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sitegen.errors import LockedError, StorageError
+
+
+@contextmanager
+def exclusive_lock(path: Path, what: str) -> Iterator[None]:
+    """Hold the lock at ``path`` for the duration of the block; raise ``LockedError``
+    naming the holder's pid at once if another process holds it. ``what`` names the
+    locked thing in the message (e.g. ``campaign data/campaigns/x``)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a+")
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "create the lock file", path) from exc
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise LockedError(
+                f"{what} is in use by another sitegen process (pid {holder}, lock {path}); "
+                "wait for it to finish"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
