@@ -1,8 +1,33 @@
-"""Shared fixtures: plans for the deterministic fake engine (unit tests only)."""
+"""Shared fixtures: plans for the deterministic fake engine (unit tests only), and the
+``slow`` marker on every test that starts a real engine, a browser or killed processes.
+
+``pytest -m "not slow"`` is the inner loop; ``.ci/run`` runs everything.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+_TESTS = Path(__file__).parent
+SLOW_MODULES = (
+    "browser",  # real headless Chromium
+    "test_end_to_end.py",  # sitegen measure with the real embedded engine
+    "test_resume_kill.py",  # SIGKILLed measure processes
+    "pages/test_determinism.py",  # two builds in subprocesses
+)
+SLOW_FIXTURES = frozenset({"server_url", "ngram_server_url", "browser"})
+"""Fixtures that start a real llama.cpp server or Chromium."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    slow_paths = [_TESTS / name for name in SLOW_MODULES]
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        in_slow_module = any(path == p or path.is_relative_to(p) for p in slow_paths)
+        if in_slow_module or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 

@@ -8,6 +8,7 @@ there; every figure, table, chart and number comes from a directive such as
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -121,37 +122,13 @@ class Directives:
         self.site_root = site_root
         """Relative path from the page to the site root, e.g. ``../../../``."""
 
-    def functions(self) -> dict[str, Callable[..., Markup | str]]:
-        names = [
-            "t",
-            "report_title",
-            "report_list",
-            "headline",
-            "speed_chart",
-            "speed_table",
-            "memory_table",
-            "excluded",
-            "conditions_table",
-            "provenance",
-            "downloads",
-            "answers",
-            "has_speed",
-            "report_has_quality",
-            "quality_result",
-            "quality_outcomes",
-            "quality_pairs",
-            "quality_sensitivity",
-            "document_items",
-            "review",
-            "measured_on",
-            "examples",
-            "thresholds",
-            "completion_time",
-            "quality_post_hoc",
-            "caveat_rules",
-            "data_dictionary",
-        ]
-        return {name: getattr(self, name) for name in names}
+    def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
+        """Every public method: what content templates can call."""
+        return {
+            name: getattr(self, name)
+            for name, _ in inspect.getmembers(Directives, inspect.isfunction)
+            if not name.startswith("_") and name != "functions"
+        }
 
     def _render(self, partial: str, **context: Any) -> Markup:
         template = self.env.get_template(partial)

@@ -17,6 +17,7 @@ import yaml
 
 from sitegen.errors import BuildError
 from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.render import report_pages
 from sitegen.site_layout import (
     CHANGELOG_PAGE,
     LATEST_ALIAS,
@@ -89,7 +90,7 @@ def site_config(
     nav: list = ["index.md"]
     translations: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
     for report in build.reports:
-        nav.append({report.slug: [f"reports/{report.slug}/{p}.md" for p in report.pages]})
+        nav.append({report.slug: [f"reports/{report.slug}/{p}.md" for p in report_pages(report)]})
         for lang in LANGUAGES:
             translations[lang][report.slug] = report.plan.title[lang]
     nav.append(f"{CHANGELOG_PAGE}.md")

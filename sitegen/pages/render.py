@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
@@ -14,6 +15,22 @@ from sitegen.pages.schema import schema_files
 from sitegen.statistics.report import Report
 from sitegen.validation import check_language_parity, check_report_pages
 from sitegen.validation.page_facts import read_page
+
+REPORT_PAGES: dict[str, Callable[[Report], bool]] = {
+    "index": lambda report: True,
+    "speed": lambda report: bool(report.plan.inputs),
+    "quality": lambda report: report.quality is not None,
+    "examples": lambda report: True,
+    "method": lambda report: True,
+    "data": lambda report: True,
+}
+"""Each report page (``content/<lang>/report/<page>.md``) in navigation order, with
+whether a report has it."""
+
+
+def report_pages(report: Report) -> tuple[str, ...]:
+    """The pages of ``report`` in navigation order."""
+    return tuple(page for page, shown in REPORT_PAGES.items() if shown(report))
 
 
 def _page_name(stem: str, lang: str) -> str:
@@ -61,7 +78,7 @@ def render_docs(
         if home is not None:
             docs[_page_name("index", lang)] = home.encode("utf-8")
         for report in reports:
-            for page in report.pages:
+            for page in report_pages(report):
                 directives = Directives(
                     partials,
                     catalog,
@@ -98,7 +115,7 @@ def check_rendered(docs: dict[str, bytes], reports: list[Report]) -> list[Issue]
                 for lang in LANGUAGES
                 if (path := f"reports/{report.slug}/{_page_name(page, lang)}") in docs
             }
-            for page in report.pages
+            for page in report_pages(report)
         }
         for lang in LANGUAGES:
             facts = {page: found[lang][1] for page, found in pages.items() if lang in found}

@@ -101,16 +101,6 @@ class Report:
     def slug(self) -> str:
         return self.campaign.campaign_id
 
-    @property
-    def pages(self) -> tuple[str, ...]:
-        """This report's pages in navigation order (speed and quality only when measured)."""
-        pages = ["index"]
-        if self.plan.inputs:
-            pages.append("speed")
-        if self.quality is not None:
-            pages.append("quality")
-        return (*pages, "examples", "method", "data")
-
     @cached_property
     def speed_input_ids(self) -> frozenset[str]:
         return frozenset(i.id for i in self.plan.inputs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -20,6 +20,9 @@ import yaml
 from sitegen.errors import Issue
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual
+
+RULE_CATALOG = Path(__file__).with_name("rules.yaml")
+"""The catalog file, shipped inside the package."""
 
 Scope = Literal["campaign", "page", "report"]
 """What a check looks at: ``campaign`` (records and annotations, before any page is
@@ -86,9 +89,7 @@ def registered_checks(scope: Scope | None = None) -> list[Check]:
 @cache
 def load_rules() -> tuple[Rule, ...]:
     """The catalog; every registered check must name a rule of it."""
-    raw = yaml.safe_load(
-        resources.files("sitegen.validation").joinpath("rules.yaml").read_text("utf-8")
-    )
+    raw = yaml.safe_load(RULE_CATALOG.read_text(encoding="utf-8"))
     rules = tuple(Rule.model_validate(entry) for entry in raw["rules"])
     known = {r.id for r in rules}
     unknown = sorted({c.rule_id for c in registered_checks()} - known)

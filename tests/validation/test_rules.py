@@ -8,6 +8,8 @@ rendered. Data rules are checked on records and annotations.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from sitegen.build import render_site
 from sitegen.errors import DataError
 from sitegen.pages.render import check_rendered
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
+from sitegen.validation import validate_campaigns
 from sitegen.validation.rules import load_rules
 from tests.conftest import make_plan
 from tests.sitefixtures import publishable_campaign
@@ -68,45 +71,108 @@ def checked(tmp_path_factory):
     return render_site(data, PROJECT)
 
 
-def test_valid_campaigns_pass_every_rule(checked):
-    assert check_rendered(checked.docs, checked.reports) == []
-    assert len(load_rules()) >= 12
-
-
 def _page(checked, *, quality: bool, page: str) -> str:
     slug = next(r.slug for r in checked.reports if (r.plan.quality is not None) == quality)
     return f"reports/{slug}/{page}"
 
 
-# (rule, campaign name, page, rendered text to break, replacement); C-TRUNC and C-POSTHOC
-# are checked on the quality campaign, the others on the speed campaign.
-PAGE_CASES = [
-    ("C-TRUNC", "unit-", "quality.md", 'data-caveat="C-TRUNC"', ""),
-    ("C-EXAMPLE", "unit-", "examples.md", 'data-caveat="C-EXAMPLE"', ""),
-    ("C-CONFDIFF", "unit-", "index.md", 'data-factor-only="true"', 'data-factor-only="false"'),
-    ("C-CAPACITY", "unit-", "speed.md", 'data-caveat="C-CAPACITY"', ""),
-    ("C-THRESHOLD", "unit-", "index.md", 'data-caveat="C-THRESHOLD"', ""),
-    ("C-EXCLUDED", "unit-", "index.md", 'data-warmup="2"', 'data-warmup="0"'),
-    ("C-POSTHOC", "unit-", "quality.md", 'data-primary="true"', ""),
-    ("C-ORDER", "unit-", "index.md", 'data-caveat="C-ORDER"', ""),
-    ("C-UNITS", "unit-", "speed.md", 'data-caveat="C-UNITS"', ""),
-    ("C-REVIEW", "unit-", "index.md", 'data-caveat="C-REVIEW"', ""),
-    ("C-HARDWARE", "unit-", "index.md", 'data-caveat="C-HARDWARE"', ""),
-]
+@dataclass(frozen=True)
+class PageEdit:
+    """Break what a directive rendered on one page of the valid site."""
+
+    page: str
+    old: str
+    new: str
+    quality: bool = False
+    """On the quality campaign's pages (else the speed campaign's)."""
 
 
-@pytest.mark.parametrize(
-    ("rule", "campaign", "page", "old", "new"), PAGE_CASES, ids=[c[0] for c in PAGE_CASES]
-)
-def test_page_rule_fails_when_its_caveat_is_missing(checked, rule, campaign, page, old, new):
-    path = _page(checked, quality=rule in ("C-TRUNC", "C-POSTHOC"), page=page)
-    html = checked.docs[path].decode()
-    assert old in html, f"{rule}: the directive should render {old}"
-    broken = dict(checked.docs)
-    broken[path] = html.replace(old, new).encode()
-    found = check_rendered(broken, checked.reports)
-    assert rule in {issue.rule for issue in found}
-    assert any(path in issue.location for issue in found if issue.rule == rule)
+@dataclass(frozen=True)
+class AnnotationEdit:
+    """Write these annotations into the speed campaign."""
+
+    fields: dict
+
+
+@dataclass(frozen=True)
+class RecordEdit:
+    """Change every record of a fresh speed campaign; ``field`` is named in the issue."""
+
+    field: str
+    mutate: Callable[[dict], None]
+
+
+def _set_metrics_none(record: dict) -> None:
+    if record["status"] == "ok":
+        record["metrics"] = None
+
+
+def _set(path: str, value):
+    def mutate(record: dict) -> None:
+        target = record
+        *parents, leaf = path.split(".")
+        for key in parents:
+            target = target[key]
+        target[leaf] = value
+
+    return mutate
+
+
+FAILING_CASES = {
+    "C-TRUNC": PageEdit("quality.md", 'data-caveat="C-TRUNC"', "", quality=True),
+    "C-EXAMPLE": PageEdit("examples.md", 'data-caveat="C-EXAMPLE"', ""),
+    "C-CONFDIFF": PageEdit("index.md", 'data-factor-only="true"', 'data-factor-only="false"'),
+    "C-LENGTH": PageEdit(
+        "speed.md",
+        'data-claim="speed-table"',
+        'data-claim="speed-table"><div data-claim="completion-time" data-lengths-differ="true" '
+        'data-time-ratio="0.50"></div',
+    ),
+    "C-CAPACITY": PageEdit("speed.md", 'data-caveat="C-CAPACITY"', ""),
+    "C-THRESHOLD": PageEdit("index.md", 'data-caveat="C-THRESHOLD"', ""),
+    "C-EXCLUDED": PageEdit("index.md", 'data-warmup="2"', 'data-warmup="0"'),
+    "C-POSTHOC": PageEdit("quality.md", 'data-primary="true"', "", quality=True),
+    "C-ORDER": PageEdit("index.md", 'data-caveat="C-ORDER"', ""),
+    "C-UNITS": PageEdit("speed.md", 'data-caveat="C-UNITS"', ""),
+    "C-REVIEW": PageEdit("index.md", 'data-caveat="C-REVIEW"', ""),
+    "C-HARDWARE": PageEdit("index.md", 'data-caveat="C-HARDWARE"', ""),
+    "C-ENGINE": RecordEdit("provenance.engine.id", _set("provenance.engine.id", "fake")),
+    "C-PLANNED": RecordEdit("condition_id", _set("condition_id", "nope")),
+    "C-RECORD": RecordEdit("metrics", _set_metrics_none),
+}
+"""One failing case per rule of the catalog (more cases follow below)."""
+
+
+def test_every_rule_of_the_catalog_has_a_failing_case():
+    assert set(FAILING_CASES) == {r.id for r in load_rules()}
+
+
+def test_every_rule_passes_on_valid_campaigns(checked):
+    assert check_rendered(checked.docs, checked.reports) == []
+    assert validate_campaigns([r.campaign for r in checked.reports]) == []
+
+
+@pytest.mark.parametrize("rule", [r.id for r in load_rules()])
+def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
+    case = FAILING_CASES[rule]
+    if isinstance(case, PageEdit):
+        path = _page(checked, quality=case.quality, page=case.page)
+        html = checked.docs[path].decode()
+        assert case.old in html, f"{rule}: the directive should render {case.old}"
+        broken = dict(checked.docs)
+        broken[path] = html.replace(case.old, case.new, 1).encode()
+        found = check_rendered(broken, checked.reports)
+        assert rule in {issue.rule for issue in found}
+        assert any(path in issue.location for issue in found if issue.rule == rule)
+        return
+    directory = publishable(tmp_path, make_plan(), getattr(case, "mutate", None))
+    if isinstance(case, AnnotationEdit):
+        annotate(directory, **case.fields)
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path, PROJECT)
+    assert rule in rule_ids(caught.value)
+    if isinstance(case, RecordEdit):
+        assert f"→ {case.field}" in str(caught.value) and "records.jsonl:" in str(caught.value)
 
 
 def test_c_length_reproduces_the_004_confound(tmp_path):
@@ -167,30 +233,31 @@ def test_configuration_comparison_prints_no_ratio(tmp_path):
     assert "×" not in comparison and "context_capacity" in comparison
 
 
-DATA_CASES = {
-    "C-EXAMPLE": lambda d: annotate(
-        d, curated_examples=[{"trial_id": "on/short/r9", "reason": {"ja": "x", "en": "x"}}]
+ANNOTATION_CASES = {
+    "C-EXAMPLE": AnnotationEdit(
+        {"curated_examples": [{"trial_id": "on/short/r9", "reason": {"ja": "x", "en": "x"}}]}
     ),
-    "C-THRESHOLD": lambda d: annotate(d, thresholds=[{"condition_id": "nope", "above": 5}]),
-    "C-POSTHOC": lambda d: annotate(
-        d,
-        post_hoc=[
-            {
-                "label": "x",
-                "exclude_templates": ["logic.order"],
-                "added_at": "2000-01-01",
-                "reason": {"ja": "x", "en": "x"},
-            }
-        ],
+    "C-THRESHOLD": AnnotationEdit({"thresholds": [{"condition_id": "nope", "above": 5}]}),
+    "C-POSTHOC": AnnotationEdit(
+        {
+            "post_hoc": [
+                {
+                    "label": "x",
+                    "exclude_templates": ["logic.order"],
+                    "added_at": "2000-01-01",
+                    "reason": {"ja": "x", "en": "x"},
+                }
+            ]
+        }
     ),
 }
 
 
-@pytest.mark.parametrize("rule", sorted(DATA_CASES))
+@pytest.mark.parametrize("rule", sorted(ANNOTATION_CASES))
 def test_data_rule_fails_on_bad_annotations(tmp_path, rule):
     directory = publishable(tmp_path, make_plan())
     render_site(tmp_path, PROJECT)  # passing case: no annotations
-    DATA_CASES[rule](directory)
+    annotate(directory, **ANNOTATION_CASES[rule].fields)
     with pytest.raises(DataError) as caught:
         render_site(tmp_path, PROJECT)
     assert rule in rule_ids(caught.value)

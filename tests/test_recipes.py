@@ -1,0 +1,96 @@
+"""The README's "Where to change what": each recipe adds a toy instance through exactly
+the places the README names, and the build picks it up."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import render_site
+from sitegen.errors import DataError
+from sitegen.pages import render
+from sitegen.pages.directives import Directives
+from sitegen.statistics.report import Report
+from sitegen.validation import rules
+from tests.sitefixtures import PROJECT, publishable_campaign
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A copy of the project's content and theme to add things to."""
+    copy = tmp_path / "project"
+    for folder in ("content", "theme"):
+        shutil.copytree(PROJECT / folder, copy / folder)
+    return copy
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    publishable_campaign(tmp_path / "data")
+    return tmp_path / "data"
+
+
+def test_add_a_page(project, data, monkeypatch):
+    # 1. content/<lang>/report/<page>.md in both languages; 2. REPORT_PAGES.
+    for lang, heading in (("ja", "おもちゃ"), ("en", "Toy")):
+        (project / "content" / lang / "report" / "toy.md").write_text(f"# {heading}\n")
+    monkeypatch.setitem(render.REPORT_PAGES, "toy", lambda report: True)
+    docs = render_site(data, project).docs
+    assert any(path.endswith("/toy.md") for path in docs)
+    assert any(path.endswith("/toy.en.md") for path in docs)
+
+
+def test_add_a_statistic(project, data, monkeypatch):
+    # 1. the statistic on Report (statistics/report.py); 2. a directive (pages/directives.py);
+    # 3. its partial (theme/partials/).
+    def toy_total_tokens(report: Report) -> int:
+        return int(report.usable_speed_trials["generated_tokens"].sum())
+
+    def toy_total(self: Directives):
+        return self._render("toy.html", total=self._require_report().toy_total_tokens)
+
+    monkeypatch.setattr(Report, "toy_total_tokens", property(toy_total_tokens), raising=False)
+    monkeypatch.setattr(Directives, "toy_total", toy_total, raising=False)
+    (project / "theme" / "partials" / "toy.html").write_text(
+        '<p class="toy-total">{{ total|num }}</p>'
+    )
+    for lang in ("ja", "en"):
+        speed = project / "content" / lang / "report" / "speed.md"
+        speed.write_text(speed.read_text() + "\n{{ toy_total() }}\n")
+    site = render_site(data, project)
+    expected = int(site.reports[0].usable_speed_trials["generated_tokens"].sum())
+    page = next(v for k, v in site.docs.items() if k.endswith("/speed.md")).decode()
+    assert f'<p class="toy-total">{expected:,}</p>' in page
+
+
+def test_add_a_caveat_rule(project, data, tmp_path, monkeypatch):
+    # 1. an entry of the rule catalog (validation/rules.yaml); 2. a registered check
+    # (validation/checks.py).
+    catalog = tmp_path / "rules.yaml"
+    catalog.write_text(
+        rules.RULE_CATALOG.read_text(encoding="utf-8")
+        + """  - id: C-TOY
+    title: {ja: "おもちゃ", en: "Toy"}
+    text: {ja: "試行は三つまで。", en: "At most three trials."}
+    fix: {ja: "試行を減らすこと。", en: "Run fewer trials."}
+"""
+    )
+    monkeypatch.setattr(rules, "RULE_CATALOG", catalog)
+    monkeypatch.setattr(rules, "_CHECKS", list(rules.registered_checks()))
+    rules.load_rules.cache_clear()
+
+    @rules.check("C-TOY", "campaign")
+    def _at_most_three_trials(campaign):
+        if len(campaign.records) <= 3:
+            return []
+        return [rules.violation("C-TOY", str(campaign.records_path), "more than three")]
+
+    try:
+        with pytest.raises(DataError) as caught:
+            render_site(data, project)
+        assert "[C-TOY]" in str(caught.value) and "Run fewer trials." in str(caught.value)
+        assert "C-TOY" in {r.id for r in rules.load_rules()}
+    finally:
+        rules.load_rules.cache_clear()
