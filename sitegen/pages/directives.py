@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -90,6 +91,18 @@ def format_utc(value: datetime | None) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "-"
 
 
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!])")
+"""Python-Markdown's backslash-escapable characters (``<`` and ``>`` are escaped as HTML)."""
+
+
+def markdown_inline_text(text: str) -> Markup:
+    """Untrusted one-line text placed in Markdown source: HTML-escaped (entities stay
+    literal: ``&`` is escaped too) and every Markdown punctuation character
+    backslash-escaped; line breaks become spaces."""
+    flat = " ".join(str(text).split())
+    return Markup(_MARKDOWN_PUNCTUATION.sub(r"\\\1", str(escape(flat))))
+
+
 def text_block(text: str) -> Markup:
     """Untrusted multi-line text, escaped, with newlines as character references so the
     surrounding HTML block has no blank line (Markdown would end the block there)."""
@@ -143,12 +156,21 @@ class Directives:
             raise jinja2.TemplateRuntimeError("this directive is only available on report pages")
         return self.report
 
-    def t(self, key: str, **values: object) -> str:
-        """A catalog string (escaped by the page's autoescape)."""
-        return self.catalog.t(key, **values)
+    def t(self, key: str) -> str:
+        """A catalog string as it is (no values: a figure never enters a page this way)."""
+        return self.catalog.t(key)
 
-    def report_title(self) -> str:
-        return self._require_report().plan.title[self.catalog.lang]
+    def literal(self, value: str, why: str) -> Markup:
+        """A figure that is not a measurement (e.g. a model card's context length), shown
+        with its source; the only way to write a number in prose."""
+        if not str(value).strip() or not str(why).strip():
+            raise jinja2.TemplateRuntimeError("literal(value, why=…) needs a value and a source")
+        return self._render("literal.html", value=str(value), why=str(why))
+
+    def report_title(self) -> Markup:
+        """The plan's title as plain text inside Markdown (a heading line): HTML-escaped and
+        Markdown punctuation backslash-escaped, so a title never becomes markup or a link."""
+        return markdown_inline_text(self._require_report().plan.title[self.catalog.lang])
 
     def report_list(self) -> Markup:
         return self._render("report_list.html", reports=self.reports)

@@ -8,12 +8,18 @@ from pathlib import Path
 import jinja2
 
 from sitegen.errors import DataError, Issue
+from sitegen.pages.content import DirectiveCalls, content_environment, without_directive_outputs
 from sitegen.pages.directives import Directives, answer_shards, html_environment
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.statistics.report import Report
-from sitegen.validation import check_language_parity, check_report_pages
+from sitegen.validation import (
+    check_language_parity,
+    check_page,
+    check_prose,
+    check_report_pages,
+)
 from sitegen.validation.page_facts import read_page
 
 REPORT_PAGES: dict[str, Callable[[Report], bool]] = {
@@ -45,16 +51,6 @@ def _site_root(page: str, lang: str) -> str:
     return "../" * depth
 
 
-def content_environment(content_dir: Path) -> jinja2.Environment:
-    """Content pages: jinja2 with autoescape, so a stray ``{{ value }}`` is escaped too."""
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(content_dir)),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
-
-
 def render_docs(
     reports: list[Report], catalogs: dict[str, Catalog], project_dir: Path
 ) -> dict[str, bytes]:
@@ -65,12 +61,20 @@ def render_docs(
     issues: list[Issue] = []
 
     def render(template_name: str, directives: Directives) -> str | None:
+        calls = DirectiveCalls()
+        functions = {name: calls.wrap(f) for name, f in directives.functions().items()}
         try:
-            return content.get_template(template_name).render(**directives.functions())
-        except jinja2.TemplateError as exc:
+            text = content.get_template(template_name).render(**functions)
+        except jinja2.TemplateNotFound as exc:
+            issues.append(Issue(f"content/{exc.name}", "missing content page", "content"))
+            return None
+        except (jinja2.TemplateError, TypeError) as exc:
             issues.append(Issue(f"content/{template_name}", str(exc), "directive"))
             return None
+        issues.extend(check_prose(template_name, without_directive_outputs(text)))
+        return calls.substitute(text)
 
+    issues.extend(check_content_languages(project_dir / "content"))
     downloads = {report.slug: make_downloads(report) for report in reports}
     for lang in LANGUAGES:
         catalog = catalogs[lang]
@@ -104,9 +108,37 @@ def render_docs(
     return docs
 
 
+def check_content_languages(content_dir: Path) -> list[Issue]:
+    """Every content page exists in every language."""
+    by_lang = {
+        lang: {
+            p.relative_to(content_dir / lang).as_posix() for p in (content_dir / lang).rglob("*.md")
+        }
+        for lang in LANGUAGES
+    }
+    every = set().union(*by_lang.values())
+    return [
+        Issue(
+            str(content_dir / lang / page),
+            "missing: the page exists in another language; every page exists in ja and en",
+            "i18n",
+        )
+        for lang in LANGUAGES
+        for page in sorted(every - by_lang[lang])
+    ]
+
+
 def check_rendered(docs: dict[str, bytes], reports: list[Report]) -> list[Issue]:
-    """Caveat rules over every rendered report page, and ja/en figure parity."""
-    issues: list[Issue] = []
+    """Caveat rules over every rendered page (the home page included), and ja/en figure
+    parity."""
+    home = {
+        lang: (path, read_page(docs[path].decode("utf-8")))
+        for lang in LANGUAGES
+        if (path := _page_name("index", lang)) in docs
+    }
+    issues = [issue for path, facts in home.values() for issue in check_page(path, facts)]
+    if set(LANGUAGES) <= home.keys():
+        issues.extend(check_language_parity(home["ja"][0], home["ja"][1], home["en"][1]))
     for report in reports:
         # page → language → (docs path, parsed facts); each page is parsed once.
         pages = {

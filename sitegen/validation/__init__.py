@@ -29,6 +29,11 @@ def validate_campaigns(campaigns: list[Campaign]) -> list[Issue]:
     ]
 
 
+def check_prose(template: str, prose: str) -> list[Issue]:
+    """Every prose check over a content template's own text (directive outputs taken out)."""
+    return [issue for c in registered_checks("prose") for issue in c.function(template, prose)]
+
+
 def check_page(path: str, facts: PageFacts) -> list[Issue]:
     """Every claim carries the caveats the catalog requires, and every page check holds."""
     issues = []

@@ -7,6 +7,7 @@ one language. Adding a rule: one catalog entry, plus a function here if it check
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from sitegen.engine.registry import is_publishable
@@ -175,6 +176,33 @@ def _thresholds_valid(campaign: Campaign) -> list[Issue]:
                 )
             )
     return issues
+
+
+# --- prose checks ------------------------------------------------------------------------
+
+PROSE_FIGURE = re.compile(r"(?<![A-Za-z0-9_\-./:#])\d[\d,.]*")
+"""A number standing on its own in prose: ``50``, ``2×``, ``5 倍``, ``1M``, ``11/12``,
+``+21.7%``. Digits inside identifiers (``H100``, ``gemma-3-270m``, ``Q4_K_M``) are names,
+not figures."""
+_LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.MULTILINE)
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def prose_figures(prose: str) -> list[str]:
+    """Numbers in prose, outside list markers, link targets and comments."""
+    for pattern in (_HTML_COMMENT, _LINK_TARGET, _LIST_MARKER):
+        prose = pattern.sub(" ", prose)
+    return PROSE_FIGURE.findall(prose)
+
+
+@check("C-FIGURE", "prose")
+def _no_figures_in_prose(template: str, prose: str) -> list[Issue]:
+    figures = prose_figures(prose)
+    if not figures:
+        return []
+    shown = ", ".join(repr(f) for f in figures[:5]) + (" …" if len(figures) > 5 else "")
+    return [violation("C-FIGURE", f"content/{template}", f"figure(s) {shown} written in prose")]
 
 
 # --- page checks -------------------------------------------------------------------------

@@ -31,6 +31,7 @@ class _ClaimParser(HTMLParser):
         self.page_caveats: set[str] = set()
         self._stack: list[int | None] = []  # claim index per open element
         self._in_script = False
+        self.text: list[str] = []
 
     def _open_claims(self) -> list[int]:
         return [i for i in self._stack if i is not None]
@@ -51,13 +52,13 @@ class _ClaimParser(HTMLParser):
                 *([claim_index] if claim_index is not None else []),
             ]:
                 self.claims[index].caveats.add(caveat)
-        if tag == "script":
+        if tag in ("script", "style"):
             self._in_script = True
         if tag not in VOID_TAGS:
             self._stack.append(claim_index)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
+        if tag in ("script", "style"):
             self._in_script = False
         if tag not in VOID_TAGS and self._stack:
             self._stack.pop()
@@ -65,6 +66,7 @@ class _ClaimParser(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_script:
             return
+        self.text.append(data)
         for index in self._open_claims():
             self.claims[index].text.append(data)
 
@@ -73,6 +75,8 @@ class _ClaimParser(HTMLParser):
 class PageFacts:
     claims: list[Claim]
     caveats: set[str]
+    text: str = ""
+    """Every text of the page outside scripts and styles."""
 
     def effective_caveats(self, claim: Claim) -> set[str]:
         root = self.claims[claim.root]
@@ -84,12 +88,12 @@ class PageFacts:
         return [c for c in self.claims if c.kind == kind]
 
     def figures(self) -> list[str]:
-        outer = [c for i, c in enumerate(self.claims) if c.root == i]
-        return sorted(n.replace(",", "") for c in outer for n in NUMBER.findall("".join(c.text)))
+        """Every number of the page's text, claims and prose alike (ja/en parity)."""
+        return sorted(n.replace(",", "") for n in NUMBER.findall(self.text))
 
 
 def read_page(html: str) -> PageFacts:
     parser = _ClaimParser()
     parser.feed(html)
     parser.close()
-    return PageFacts(parser.claims, parser.page_caveats)
+    return PageFacts(parser.claims, parser.page_caveats, "\n".join(parser.text))

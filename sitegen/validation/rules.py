@@ -24,10 +24,11 @@ from sitegen.text import Bilingual
 RULE_CATALOG = Path(__file__).with_name("rules.yaml")
 """The catalog file, shipped inside the package."""
 
-Scope = Literal["campaign", "page", "report"]
+Scope = Literal["campaign", "prose", "page", "report"]
 """What a check looks at: ``campaign`` (records and annotations, before any page is
-rendered), ``page`` (one rendered page's claims), ``report`` (every page of one report in
-one language)."""
+rendered), ``prose`` (a content template's own text, directive outputs taken out),
+``page`` (one rendered page's claims), ``report`` (every page of one report in one
+language)."""
 
 
 class Rule(StrictModel):
@@ -70,7 +71,8 @@ _CHECKS: list[Check] = []
 
 def check(rule_id: str, scope: Scope) -> Callable[[Callable[..., list[Issue]]], Any]:
     """Register a check of ``rule_id``. Signatures by scope: ``campaign(campaign)``,
-    ``page(path, facts)``, ``report(pages, paths, report)``; each returns issues."""
+    ``prose(template, text)``, ``page(path, facts)``, ``report(pages, paths, report)``;
+    each returns issues."""
 
     def register(function: Callable[..., list[Issue]]) -> Callable[..., list[Issue]]:
         _CHECKS.append(Check(rule_id, scope, function))

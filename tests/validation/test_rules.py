@@ -33,6 +33,13 @@ def publishable(data_dir: Path, plan, mutate=None) -> Path:
     return publishable_campaign(data_dir, plan, mutate=mutate).parent
 
 
+def copy_project(target: Path) -> Path:
+    """The project's content and theme, to edit."""
+    for folder in ("content", "theme"):
+        shutil.copytree(PROJECT / folder, target / folder)
+    return target
+
+
 def annotate(directory: Path, **fields) -> None:
     (directory / "annotations.yaml").write_text(yaml.safe_dump(fields, allow_unicode=True))
 
@@ -102,6 +109,14 @@ class RecordEdit:
     mutate: Callable[[dict], None]
 
 
+@dataclass(frozen=True)
+class ContentEdit:
+    """Append this text to a content page of both languages."""
+
+    page: str
+    text: str
+
+
 def _set_metrics_none(record: dict) -> None:
     if record["status"] == "ok":
         record["metrics"] = None
@@ -139,6 +154,7 @@ FAILING_CASES = {
     "C-ENGINE": RecordEdit("provenance.engine.id", _set("provenance.engine.id", "fake")),
     "C-PLANNED": RecordEdit("condition_id", _set("condition_id", "nope")),
     "C-RECORD": RecordEdit("metrics", _set_metrics_none),
+    "C-FIGURE": ContentEdit("report/index.md", "MTP makes generation 2× faster."),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
 
@@ -165,11 +181,17 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
         assert rule in {issue.rule for issue in found}
         assert any(path in issue.location for issue in found if issue.rule == rule)
         return
-    directory = publishable(tmp_path, make_plan(), getattr(case, "mutate", None))
+    directory = publishable(tmp_path / "data", make_plan(), getattr(case, "mutate", None))
+    project = PROJECT
     if isinstance(case, AnnotationEdit):
         annotate(directory, **case.fields)
+    if isinstance(case, ContentEdit):
+        project = copy_project(tmp_path / "project")
+        for lang in ("ja", "en"):
+            page = project / "content" / lang / case.page
+            page.write_text(page.read_text() + "\n" + case.text + "\n")
     with pytest.raises(DataError) as caught:
-        render_site(tmp_path, PROJECT)
+        render_site(tmp_path / "data", project)
     assert rule in rule_ids(caught.value)
     if isinstance(case, RecordEdit):
         assert f"→ {case.field}" in str(caught.value) and "records.jsonl:" in str(caught.value)
@@ -303,15 +325,11 @@ def test_missing_translation_and_figure_parity(tmp_path):
         render_site(tmp_path / "data", project)
     assert "missing key 'page.speed'" in str(caught.value) and "en.yml" in str(caught.value)
     shutil.copy(PROJECT / "theme" / "i18n" / "en.yml", en)
-    summary = project / "content" / "en" / "report" / "index.md"
-    summary.write_text(
-        summary.read_text().replace(
-            "{{ excluded() }}",
-            "{{ excluded() }} {{ t('home.trials', n=99) }}".replace(
-                "{{ t(", '<span data-claim="x">{{ t('
-            ).replace("99) }}", "99) }}</span>"),
+    for lang, figure in (("ja", "5 倍"), ("en", "2×")):
+        summary = project / "content" / lang / "report" / "index.md"
+        summary.write_text(
+            summary.read_text() + f'\nA claim: {{{{ literal("{figure}", why="a vendor") }}}}\n'
         )
-    )
     with pytest.raises(DataError) as caught:
         render_site(tmp_path / "data", project)
     assert "ja and en pages carry different figures" in str(caught.value)
