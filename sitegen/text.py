@@ -7,9 +7,10 @@ labels and report titles are all ``Bilingual``; a page picks its language with
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints
+from pydantic import AfterValidator, StringConstraints
 
 from sitegen.models import StrictModel
 
@@ -17,8 +18,25 @@ Language = Literal["ja", "en"]
 LANGUAGES: tuple[Language, ...] = ("ja", "en")
 """Site languages; the first is the default."""
 
-NonBlank = Annotated[str, StringConstraints(strip_whitespace=False, min_length=1, pattern=r"\S")]
-"""Text holding at least one visible character."""
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters other than tab, line feed and carriage return."""
+
+
+def refuse_control_characters(text: str) -> str:
+    found = CONTROL_CHARACTERS.search(text)
+    if found:
+        raise ValueError(
+            f"control character U+{ord(found.group()):04X} at position {found.start()}"
+        )
+    return text
+
+
+NonBlank = Annotated[
+    str,
+    StringConstraints(min_length=1, pattern=r"\S"),
+    AfterValidator(refuse_control_characters),
+]
+"""Text holding at least one visible character and no control character."""
 
 
 class Bilingual(StrictModel):

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
+from sitegen.engine.options import EngineOptions
+from sitegen.engine.registry import parse_engine_options
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo, Finish, ModelInfo
 
@@ -63,10 +65,19 @@ class Engine(ABC):
 
     engine_id: ClassVar[str]
     """Registered name."""
+    options: EngineOptions
+    """The condition's ``engine_options``, typed by the model registered for this engine
+    (subclasses narrow the annotation)."""
 
     def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
         self.plan = plan
         self.condition = condition
+        self.options = parse_engine_options(self.engine_id, condition)
+
+    def option_flags(self) -> dict[str, str]:
+        """The options the condition sets, as given, for the provenance flags (location
+        options included: ``registry.location_options`` tells them apart)."""
+        return {key: str(value) for key, value in self.condition.engine_options.items()}
 
     @abstractmethod
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:

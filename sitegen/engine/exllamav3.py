@@ -9,10 +9,7 @@ load order, load and cache arguments) and is unit-tested on CPU with plain dicts
 like ExLlamaV3's results; the class itself is exercised by
 ``scripts/gpu_check_exllamav3.py`` on a CUDA machine.
 
-Options (``condition.engine_options``, all recorded as flags): ``tensor_p`` (bool),
-``tp_backend`` (``native`` | ``nccl``), ``use_per_device`` / ``reserve_per_device`` (GB,
-one number or a comma list), ``device`` (e.g. ``cuda:0``), ``cache_quant`` (``"8"`` or
-``"8,6"``: key/value bits of a quantized cache).
+Options: ``ExLlamaV3Options`` (``sitegen.engine.options``), all recorded as flags.
 """
 
 from __future__ import annotations
@@ -37,6 +34,7 @@ from sitegen.engine.base import (
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.nvml import nvml_devices, nvml_probes
+from sitegen.engine.options import ExLlamaV3Options
 from sitegen.errors import ConfigError, EngineError, MissingDependency
 from sitegen.plan.models import ConditionSpec, Plan, SpeculativeSpec
 from sitegen.records.models import DeviceInfo, EngineInfo, Finish
@@ -77,23 +75,21 @@ def load_order(spec: SpeculativeSpec, model_dir: Path, draft_dir: Path | None) -
     )
 
 
-def load_arguments(options: dict[str, Any], draft: bool = False) -> dict[str, Any]:
+def load_arguments(options: ExLlamaV3Options, draft: bool = False) -> dict[str, Any]:
     """``Model.load()`` keyword arguments from the engine options. Drafts load without
     tensor parallelism, as in ExLlamaV3's ``model_init``."""
     arguments: dict[str, Any] = {}
-    if options.get("tensor_p") and not draft:
+    if options.tensor_p and not draft:
         arguments["tensor_p"] = True
-        arguments["tp_backend"] = str(options.get("tp_backend", "native"))
-    for key in ("use_per_device", "reserve_per_device"):
-        if key in options:
-            arguments[key] = _gigabytes(key, options[key])
-    if "device" in options:
-        arguments["device"] = str(options["device"])
+        arguments["tp_backend"] = options.tp_backend
+    for key in ("use_per_device", "reserve_per_device", "device"):
+        if getattr(options, key) is not None:
+            arguments[key] = getattr(options, key)
     return arguments
 
 
 def cache_arguments(
-    options: dict[str, Any], capacity: int, draft_max: int | None
+    options: ExLlamaV3Options, capacity: int, draft_max: int | None
 ) -> dict[str, Any]:
     """``Cache()`` keyword arguments; ``k_bits``/``v_bits`` present means a quantized cache."""
     if capacity % PAGE_SIZE:
@@ -102,16 +98,8 @@ def cache_arguments(
         )
     # max_history: how far a recurrent layer can roll back a rejected draft.
     arguments: dict[str, Any] = {"max_num_tokens": capacity, "max_history": draft_max or 0}
-    if options.get("cache_quant"):
-        try:
-            bits = [int(part) for part in str(options["cache_quant"]).split(",")]
-        except ValueError:
-            bits = []
-        if len(bits) not in (1, 2):
-            raise ConfigError(
-                f"cache_quant must be 'K' or 'K,V' bits, got {options['cache_quant']!r}"
-            )
-        arguments["k_bits"], arguments["v_bits"] = bits[0], bits[-1]
+    if options.cache_quant:
+        arguments["k_bits"], arguments["v_bits"] = options.cache_quant
     return arguments
 
 
@@ -199,17 +187,9 @@ def _chat_format(api: str, has_template: bool) -> str:
     return "hf_chat_template" if has_template else "raw prompt (no chat template)"
 
 
-def _gigabytes(key: str, value: Any) -> float | list[float]:
-    try:
-        if isinstance(value, str):
-            return [float(part) for part in value.split(",")]
-        return float(value)
-    except ValueError:
-        raise ConfigError(f"{key} must be GB per device, e.g. '23,23' (got {value!r})") from None
-
-
 class ExLlamaV3(Engine):
     engine_id = "exllamav3"
+    options: ExLlamaV3Options
 
     def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
         super().__init__(plan, condition)
@@ -225,14 +205,13 @@ class ExLlamaV3(Engine):
         self._exl3 = exllamav3
         self._torch = torch
         spec = condition.speculative
-        options = condition.engine_options
         model_dir = resolve_model_path(plan.model.source)
         draft_dir = resolve_model_path(spec.draft_model) if spec.draft_model else None
         steps = load_order(spec, model_dir, draft_dir)
-        cache_kwargs = cache_arguments(options, condition.context_capacity, spec.draft_max)
+        cache_kwargs = cache_arguments(self.options, condition.context_capacity, spec.draft_max)
         self._model = self._draft = self._generator = None
         try:
-            self._load(steps, cache_kwargs, options)
+            self._load(steps, cache_kwargs)
         except Exception as exc:  # CUDA out of memory, unsupported architecture …
             with contextlib.suppress(Exception):  # free what did load; the campaign goes on
                 self.close()
@@ -241,7 +220,7 @@ class ExLlamaV3(Engine):
         self._stop_conditions = list(dict.fromkeys(self._config.eos_token_id_list))
         self._model_info = describe_model(plan.model, model_dir)
         self._flags = {
-            **{key: str(value) for key, value in options.items()},
+            **self.option_flags(),
             "cache_tokens": str(cache_kwargs["max_num_tokens"]),
             "cache_layer": (
                 f"quant k{cache_kwargs['k_bits']} v{cache_kwargs['v_bits']}"
@@ -258,9 +237,7 @@ class ExLlamaV3(Engine):
             self._flags["num_draft_tokens"] = str(spec.draft_max)
             self._flags["draft_component"] = steps[0].component
 
-    def _load(
-        self, steps: list[LoadStep], cache_kwargs: dict[str, Any], options: dict[str, Any]
-    ) -> None:
+    def _load(self, steps: list[LoadStep], cache_kwargs: dict[str, Any]) -> None:
         exl3 = self._exl3
         layer = exl3.CacheLayer_quant if "k_bits" in cache_kwargs else exl3.CacheLayer_fp16
         self._config = exl3.Config.from_directory(str(steps[-1].directory))
@@ -269,7 +246,7 @@ class ExLlamaV3(Engine):
         draft_cache = None
         for step in steps:
             if step.role == "model":
-                self._model.load(**load_arguments(options), draft_model=self._draft)
+                self._model.load(**load_arguments(self.options), draft_model=self._draft)
                 continue
             # MTP heads share the main config; a separate draft model has its own.
             config = (
@@ -279,7 +256,7 @@ class ExLlamaV3(Engine):
             )
             self._draft = exl3.Model.from_config(config, component=step.component)
             draft_cache = exl3.Cache(self._draft, layer_type=layer, **cache_kwargs)
-            self._draft.load(**load_arguments(options, draft=True))
+            self._draft.load(**load_arguments(self.options, draft=True))
         self._tokenizer = exl3.Tokenizer.from_config(self._config)
         drafting = {}
         if self._draft is not None:

@@ -1,14 +1,21 @@
 """``fake``: a deterministic engine for unit tests. The build refuses its records.
 
-Options (``condition.engine_options``): ``tps`` (tokens per second, default 50),
-``fail_input`` (an input id whose requests end with an engine error).
+Options: ``FakeOptions`` (``sitegen.engine.options``).
+
+Test knob ``SITEGEN_FAKE_DOWN``: the path of a flag file. While that file exists the
+engine is down for the conditions it names (one id per line; an empty file: every
+condition): loading and every request raise ``EngineError``, like a server that died. A
+test stages an outage and its end by creating and deleting the file, without changing the
+plan (which would start a new campaign).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from sitegen.engine.base import (
     Engine,
@@ -18,20 +25,44 @@ from sitegen.engine.base import (
     StreamEnd,
     StreamEvent,
 )
+from sitegen.engine.options import FakeOptions
+from sitegen.errors import EngineError
+from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo, ModelInfo
 
 FAKE_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon")
+DOWN_FLAG_ENV = "SITEGEN_FAKE_DOWN"
+"""Test knob: the flag file that takes the fake engine down (see the module docstring)."""
+
+
+def _down(condition_id: str) -> bool:
+    flag = os.environ.get(DOWN_FLAG_ENV)
+    if not flag:
+        return False
+    try:
+        named = Path(flag).read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return False
+    return not named or condition_id in named
 
 
 class FakeEngine(Engine):
     engine_id = "fake"
+    options: FakeOptions
+
+    def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
+        super().__init__(plan, condition)
+        if _down(condition.id):
+            raise EngineError(f"fake engine down ({DOWN_FLAG_ENV})")
 
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
-        options = self.condition.engine_options
-        if options.get("fail_input") and options["fail_input"] in request.prompt:
+        if _down(self.condition.id):
+            raise EngineError(f"fake engine down ({DOWN_FLAG_ENV})")
+        fail_input = self.options.fail_input
+        if fail_input and fail_input in request.prompt:
             yield StreamEnd(t=time.monotonic(), finish="error", error="fake engine failure")
             return
-        seconds_per_token = 1.0 / float(options.get("tps", 50.0))
+        seconds_per_token = 1.0 / self.options.tps
         n = min(request.max_output_tokens, 8 + request.seed % 5)
         start = time.monotonic()
         for i in range(n):

@@ -4,6 +4,8 @@ Requests go through ``Server.handle_completions`` / ``handle_chat_completions``
 with a streaming callback; tokenization uses the server's real HTTP listener on
 127.0.0.1. Switching speculative decoding needs a new server, so one engine
 instance serves one condition.
+
+Options: ``EmbeddedLlamaCppOptions`` (``sitegen.engine.options``), all recorded as flags.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from sitegen.engine.base import (
 )
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
+from sitegen.engine.options import EmbeddedLlamaCppOptions
 from sitegen.errors import EngineError, MissingDependency
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo
@@ -56,6 +59,7 @@ def request_body(request: GenerationRequest, api: str) -> dict[str, Any]:
 
 class EmbeddedLlamaCpp(Engine):
     engine_id = "llamacpp-embedded"
+    options: EmbeddedLlamaCppOptions
 
     def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
         super().__init__(plan, condition)
@@ -76,6 +80,12 @@ class EmbeddedLlamaCpp(Engine):
         if condition.threads:
             params.cpuparams.n_threads = condition.threads
             params.cpuparams_batch.n_threads = condition.threads
+        if self.options.threads_batch:
+            params.cpuparams_batch.n_threads = self.options.threads_batch
+        if self.options.n_batch:
+            params.n_batch = self.options.n_batch
+        if self.options.n_ubatch:
+            params.n_ubatch = self.options.n_ubatch
         spec = condition.speculative
         if spec.mode != "off":
             kind = getattr(
@@ -103,6 +113,7 @@ class EmbeddedLlamaCpp(Engine):
         condition = self.condition
         spec = condition.speculative
         flags = {
+            **self.option_flags(),
             "n_ctx": str(condition.context_capacity),
             "n_parallel": "1",
             "threads": str(condition.threads or "default"),

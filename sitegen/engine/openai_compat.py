@@ -6,11 +6,11 @@ has no native tok/s and no draft counters, so those stay ``None`` even when a se
 adds fields of its own. The server's speculative setup and prefix caching cannot be
 read through the API; the condition's declaration is recorded as given.
 
-Options (``condition.engine_options``, all recorded as flags): ``base_url`` (server
-root, default ``http://127.0.0.1:8000``), ``model`` (default: the first of
-``/v1/models``), ``ready_timeout_s`` (default 300), ``api_key_env`` (name of an
-environment variable holding a bearer token; only the name is recorded),
-``server_pid`` (a local server's process, for RSS when no GPU is visible).
+The model the server serves must be the plan's (its id names the plan's model ``name``
+or the file name of its ``source``); anything else is refused before a request runs.
+
+Options: ``OpenAIOptions`` (``sitegen.engine.options``), all recorded as flags (the API
+key's variable by name only).
 """
 
 from __future__ import annotations
@@ -22,26 +22,14 @@ from typing import Any
 
 import httpx
 
-from sitegen.engine.base import (
-    GenerationRequest,
-    StreamEnd,
-    StreamEvent,
-)
-from sitegen.engine.llamacpp_http import (
-    DEFAULT_READY_TIMEOUT_S,
-    ServerEngine,
-    base_url_option,
-    get_json,
-    model_provenance,
-    wait_until_ready,
-)
+from sitegen.engine.base import GenerationRequest, StreamEnd, StreamEvent
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
+from sitegen.engine.options import OpenAIOptions
+from sitegen.engine.server import ServerEngine, get_json, model_provenance, wait_until_ready
 from sitegen.engine.sse import error_message, stream_openai
 from sitegen.errors import ConfigError, EngineError
 from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records.models import EngineInfo
-
-DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+from sitegen.records.models import EngineInfo, ModelInfo
 
 
 def openai_request_body(request: GenerationRequest, api: str, model: str) -> dict[str, Any]:
@@ -63,38 +51,27 @@ def openai_request_body(request: GenerationRequest, api: str, model: str) -> dic
 
 class OpenAICompatible(ServerEngine):
     engine_id = "openai"
+    options: OpenAIOptions
 
     def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
         super().__init__(plan, condition)
-        options = condition.engine_options
-        self._base_url = base_url_option(options, DEFAULT_BASE_URL)
         headers = {}
-        if options.get("api_key_env"):
-            key = os.environ.get(str(options["api_key_env"]))
+        if self.options.api_key_env:
+            key = os.environ.get(self.options.api_key_env)
             if not key:
-                raise ConfigError(f"environment variable {options['api_key_env']} is not set")
+                raise ConfigError(f"environment variable {self.options.api_key_env} is not set")
             headers["Authorization"] = f"Bearer {key}"
-        self._http = httpx.Client(base_url=self._base_url, headers=headers, timeout=30)
+        self._http = httpx.Client(base_url=self.options.base_url, headers=headers, timeout=30)
         try:
-            wait_until_ready(
-                self._http,
-                "/v1/models",
-                float(options.get("ready_timeout_s", DEFAULT_READY_TIMEOUT_S)),
-            )
-            self._model, max_model_len = self._served_model(options.get("model"))
+            wait_until_ready(self._http, "/v1/models", self.options.ready_timeout_s)
+            self._model, max_model_len = self._served_model()
+            self._model_info = self._check_server(max_model_len)
         except EngineError:
             self._http.close()
             raise
-        if max_model_len is not None and max_model_len != condition.context_capacity:
-            self._http.close()
-            raise EngineError(
-                f"the condition declares a context capacity of {condition.context_capacity} "
-                f"tokens but {self._base_url} serves '{self._model}' with {max_model_len}"
-            )
-        self._model_info = model_provenance(plan.model, self._model, check_name=None)
         self._version = _server_version(self._http)
         self._flags = {
-            **{key: str(value) for key, value in options.items()},
+            **self.option_flags(),
             "model": self._model,
             "api_path": self._path,
             "spec_type": condition.speculative.mode,
@@ -103,17 +80,37 @@ class OpenAICompatible(ServerEngine):
         if condition.speculative.draft_max is not None:
             self._flags["spec_draft_max"] = str(condition.speculative.draft_max)
 
-    def _served_model(self, wanted: Any) -> tuple[str, int | None]:
+    def _served_model(self) -> tuple[str, int | None]:
         """The model to request and its ``max_model_len`` when the server states it (vLLM)."""
+        base_url = self.options.base_url
         served = get_json(self._http, "/v1/models").get("data") or []
         ids = [entry.get("id") for entry in served]
-        model = str(wanted) if wanted else (ids[0] if ids else None)
+        model = self.options.model or (ids[0] if ids else None)
         if model is None:
-            raise EngineError(f"{self._base_url}/v1/models lists no model")
+            raise EngineError(f"{base_url}/v1/models lists no model")
         if model not in ids:
-            raise EngineError(f"{self._base_url} does not serve '{model}' (it serves {ids})")
+            raise EngineError(f"{base_url} does not serve '{model}' (it serves {ids})")
         entry = served[ids.index(model)]
         return model, entry.get("max_model_len")
+
+    def _check_server(self, max_model_len: int | None) -> ModelInfo:
+        """The model's provenance, once the served model is known to be the plan's at the
+        condition's capacity; every contradiction found is reported at once."""
+        problems = []
+        capacity = self.condition.context_capacity
+        if max_model_len is not None and max_model_len != capacity:
+            problems.append(
+                f"the condition declares a context capacity of {capacity} tokens but "
+                f"'{self._model}' is served with {max_model_len}"
+            )
+        model_info = None
+        try:
+            model_info = model_provenance(self.plan.model, self._model)
+        except EngineError as exc:
+            problems.append(str(exc))
+        if problems:
+            raise EngineError(f"{self.options.base_url}: " + "; ".join(problems))
+        return model_info
 
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
         parser = OpenAIStreamParser(speculative=False)
@@ -146,12 +143,12 @@ class OpenAICompatible(ServerEngine):
         try:
             reply = self._http.post("/tokenize", json=body)
         except httpx.HTTPError as exc:
-            raise EngineError(f"POST {self._base_url}/tokenize failed: {exc}") from exc
+            raise EngineError(f"POST {self.options.base_url}/tokenize failed: {exc}") from exc
         count = reply.json().get("count") if _is_json_object(reply) else None
         if reply.status_code != 200 or not isinstance(count, int):
             detail = f"HTTP {reply.status_code}: {error_message(reply.text)}"
             raise ConfigError(
-                f"{self._base_url} has no vLLM-style /tokenize ({detail}), so input-length "
+                f"{self.options.base_url} has no vLLM-style /tokenize ({detail}), so input-length "
                 "targets cannot be met with the 'openai' engine: remove target_prompt_tokens, "
                 "or use 'llamacpp-http' for a llama-server"
             )

@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import trials_chart
 from sitegen.pages.downloads import DownloadFile
 from sitegen.pages.i18n import Catalog
@@ -26,6 +27,7 @@ from sitegen.pages.schema import field_dictionary
 from sitegen.quality.suites import DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.report import Report
+from sitegen.text import CONTROL_CHARACTERS
 from sitegen.validation.rules import load_rules
 
 ANSWERS_PAGE_SIZE = 50
@@ -83,6 +85,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
     env.filters["script_json"] = lambda value: Markup(script_json(value))
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
+    env.filters["author_text"] = render_author_text
     return env
 
 
@@ -104,9 +107,16 @@ def markdown_inline_text(text: str) -> Markup:
 
 
 def text_block(text: str) -> Markup:
-    """Untrusted multi-line text, escaped, with newlines as character references so the
-    surrounding HTML block has no blank line (Markdown would end the block there)."""
-    return Markup(str(escape(text)).replace("\r", "").replace("\n", "&#10;"))
+    """Untrusted multi-line text, escaped, control characters shown as their Unicode
+    pictures (␀, ␛ …), newlines as character references so the surrounding HTML block has
+    no blank line (Markdown would end the block there)."""
+    visible = CONTROL_CHARACTERS.sub(_control_picture, str(text).replace("\r", ""))
+    return Markup(str(escape(visible)).replace("\n", "&#10;"))
+
+
+def _control_picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
 
 
 def _one_block(html: str) -> Markup:
@@ -341,6 +351,11 @@ class Directives:
         """End-to-end times of each condition beside their output lengths; the time ratio
         only when asked (C-LENGTH refuses it when output lengths differ)."""
         report = self._require_report()
+        if input_id not in report.speed_input_ids:
+            known = ", ".join(sorted(report.speed_input_ids)) or "none"
+            raise jinja2.TemplateRuntimeError(
+                f"completion_time('{input_id}'): not a speed input of this report (known: {known})"
+            )
         times = report.completion_times(input_id)
         return self._render(
             "completion_time.html",

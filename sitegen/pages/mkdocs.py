@@ -6,6 +6,7 @@ module, so moving to another renderer touches this file only.
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 import shutil
@@ -92,7 +93,8 @@ def site_config(
     for report in build.reports:
         nav.append({report.slug: [f"reports/{report.slug}/{p}.md" for p in report_pages(report)]})
         for lang in LANGUAGES:
-            translations[lang][report.slug] = report.plan.title[lang]
+            # Navigation titles reach the theme's HTML unescaped: escape them here.
+            translations[lang][report.slug] = html.escape(report.plan.title[lang])
     nav.append(f"{CHANGELOG_PAGE}.md")
     config["nav"] = nav
     for plugin in config["plugins"]:
@@ -108,6 +110,17 @@ def site_config(
                     }
                 }
     return config
+
+
+class _WarningCollector(logging.Handler):
+    """Keeps mkdocs' warnings, so a strict-mode abort says what it aborted on."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(" ".join(record.getMessage().split()))
 
 
 def render_version(
@@ -135,12 +148,17 @@ def render_version(
     # Dates in sitemaps come from SOURCE_DATE_EPOCH: same data, same bytes.
     previous_epoch = os.environ.get("SOURCE_DATE_EPOCH")
     os.environ["SOURCE_DATE_EPOCH"] = str(build.data_epoch)
+    warnings = _WarningCollector()
+    mkdocs_log = logging.getLogger("mkdocs")
+    mkdocs_log.addHandler(warnings)
     try:
-        logging.getLogger("mkdocs").setLevel(logging.WARNING)
+        mkdocs_log.setLevel(logging.WARNING)
         mkdocs_build(load_config(config_file=str(config_path), strict=True))
     except (MkDocsException, SystemExit) as exc:
-        raise BuildError(f"mkdocs build failed: {exc}") from exc
+        shown = "; ".join(warnings.messages[:5]) or str(exc)
+        raise BuildError(f"mkdocs build failed: {shown}") from exc
     finally:
+        mkdocs_log.removeHandler(warnings)
         if previous_epoch is None:
             os.environ.pop("SOURCE_DATE_EPOCH", None)
         else:

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from sitegen.engine.registry import validate_engine_options
 from sitegen.errors import ConfigError, pydantic_issues
 from sitegen.plan.grid import GRID_KEY, expand_grid, invalid_plan
 from sitegen.plan.models import Plan
@@ -51,9 +52,14 @@ def load_plan(path: Path) -> Plan:
     if isinstance(raw, dict) and GRID_KEY in raw:
         raw = expand_grid(raw, str(path))
     try:
-        return Plan.model_validate(raw)
+        plan = Plan.model_validate(raw)
     except ValidationError as exc:
         raise invalid_plan(pydantic_issues(exc, str(path))) from exc
+    try:
+        validate_engine_options(plan)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    return plan
 
 
 def canonical_plan_json(plan: Plan) -> str:
@@ -62,13 +68,14 @@ def canonical_plan_json(plan: Plan) -> str:
     # Fields added since plans were first hashed are left out while unset, so a plan that
     # does not use them keeps its hash, and so its campaign, across sitegen versions.
     _drop_if_unset(data, "round_order")
+    _drop_if_unset(data["model"], "remote_unhashable", unset=False)
     for condition in data["conditions"]:
         _drop_if_unset(condition, "sampling")
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _drop_if_unset(data: dict[str, object], key: str) -> None:
-    if data[key] is None:
+def _drop_if_unset(data: dict[str, object], key: str, unset: object = None) -> None:
+    if data[key] is unset:
         del data[key]
 
 

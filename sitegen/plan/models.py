@@ -93,6 +93,10 @@ class ModelSpec(StrictModel):
     ``package:<module>:<file inside the package>``, or a filesystem path."""
     quantization: str
     """Quantization format as published, e.g. ``Q4_K_M`` or ``EXL3 3.10bpw``."""
+    remote_unhashable: bool = False
+    """The model file is on the server's host and cannot be hashed here: its records carry
+    sha256 ``unknown-remote`` and its pages a caveat. Without this declaration a server
+    engine refuses a model it cannot hash."""
 
 
 class ConditionSpec(StrictModel):
@@ -107,7 +111,8 @@ class ConditionSpec(StrictModel):
     threads: int | None = Field(default=None, ge=1)
     """CPU threads for the engine (``None``: the engine's default)."""
     engine_options: dict[str, str | int | float | bool] = {}
-    """Further engine-specific settings, recorded as flags."""
+    """Further engine-specific settings, recorded as flags; the keys, types and defaults are
+    each engine's options model (``sitegen.engine.options``), checked when the plan loads."""
     sampling: SamplingOverride | None = None
     """Sampling settings that differ from the plan's (``None``: the plan's), recorded in
     every record's ``sampling``."""

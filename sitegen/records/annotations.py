@@ -8,9 +8,11 @@ validated like records. A missing file means the defaults below.
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from datetime import date, datetime
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual
@@ -36,6 +38,13 @@ class RandomExamples(StrictModel):
     """Seed of the draw, shown beside the examples."""
 
 
+def _date_or_timestamp(value: object) -> object:
+    """``YYYY-MM-DD`` stays a date (not midnight); anything else is parsed as a timestamp."""
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+        return date.fromisoformat(value.strip())
+    return value
+
+
 class PostHocAnalysis(StrictModel):
     """A quality analysis added after results were seen."""
 
@@ -45,8 +54,10 @@ class PostHocAnalysis(StrictModel):
     """Templates removed before re-running the non-inferiority test."""
     reason: Bilingual
     """Why the analysis was added."""
-    added_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}")
-    """Date it was added (ISO 8601); must not precede the campaign."""
+    added_at: Annotated[datetime | date, BeforeValidator(_date_or_timestamp)]
+    """When it was added: a real ISO 8601 date or timestamp (a timestamp without a zone is
+    UTC), later than the plan's registration (the campaign's first record); on the
+    registration day itself a timestamp is needed."""
 
 
 class ThresholdClaim(StrictModel):

@@ -120,6 +120,21 @@ def score_quality(
     )
 
 
+def with_truncation_counts(pairs: pd.DataFrame, answers: pd.DataFrame, by: str) -> pd.DataFrame:
+    """``pairs`` (one row per ``by`` group) with each group's own length-capped and
+    answer-not-reached counts per factor (C-TRUNC: the counts of the same set)."""
+    rows = []
+    for group in pairs[by]:
+        part = answers[answers[by] == group]
+        row = {by: group}
+        for factor in ("off", "on"):
+            side = part[part["factor"] == factor]
+            row[f"{factor}_truncated"] = int((side["outcome"] == "truncated").sum())
+            row[f"{factor}_not_reached"] = int((side["outcome"] == "not_reached").sum())
+        rows.append(row)
+    return pairs.merge(pd.DataFrame(rows), on=by, how="left")
+
+
 def outcome_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per factor: answers, each outcome's count — truncations beside every score (C-TRUNC)."""
     rows = []
@@ -145,6 +160,7 @@ class QualitySummary:
     pairs: pd.DataFrame
     """Pair table over all problems."""
     pairs_by_domain: pd.DataFrame
+    """Pair table per domain, with each domain's own truncation counts."""
     outcomes: pd.DataFrame
     document_pairs_by_item: pd.DataFrame
     document_pairs: pd.DataFrame
@@ -172,7 +188,9 @@ def summarize_quality(plan: Plan, tables: QualityTables) -> QualitySummary:
         sensitivity=sensitivity(answers) if has_answers else None,
         identical=greedy_identical_share(answers) if has_answers else None,
         pairs=pair_table(answers) if has_answers else empty,
-        pairs_by_domain=pair_table(answers, by="domain") if has_answers else empty,
+        pairs_by_domain=with_truncation_counts(pair_table(answers, by="domain"), answers, "domain")
+        if has_answers
+        else empty,
         outcomes=outcome_counts(answers),
         document_pairs_by_item=pair_table(tables.document_items, by="item")
         if has_documents

@@ -25,9 +25,18 @@ from sitegen.statistics.speed import (
     Comparison,
     compare_conditions,
     memory_summary,
+    observed_setups,
     speed_summary,
 )
-from sitegen.statistics.trials import enters_statistics, excluded_counts, trials_frame, usable
+from sitegen.statistics.trials import (
+    RunOrder,
+    enters_statistics,
+    excluded_counts,
+    observed_run_order,
+    registration_time,
+    trials_frame,
+    usable,
+)
 
 COMPLETION_LENGTH_TOLERANCE = 0.05
 """Median output lengths within 5 % count as equal for a completion-time ratio (C-LENGTH)."""
@@ -71,6 +80,8 @@ class CompletionTimes:
     """Median output lengths differ by more than ``COMPLETION_LENGTH_TOLERANCE``."""
     time_ratio: float | None
     """Second condition's median time ÷ first's (two conditions only)."""
+    factor_only: bool
+    """The two conditions differ in the declared factor alone (C-CONFDIFF)."""
 
 
 @dataclass(frozen=True)
@@ -165,16 +176,26 @@ class Report:
         return ExampleDraw(curated, drawn, len(pool))
 
     def completion_times(self, input_id: str) -> CompletionTimes:
-        summary = self.summary[self.summary["input_id"] == input_id] if len(self.summary) else []
-        rows = summary.to_dict("records") if len(summary) else []
+        """End-to-end times per condition on one speed input (empty without trials)."""
+        rows = (
+            self.summary[self.summary["input_id"] == input_id].to_dict("records")
+            if len(self.summary)
+            else []
+        )
         tokens = [r["generated_tokens_median"] for r in rows]
         lengths_differ = len(tokens) > 1 and max(tokens) > (1 + COMPLETION_LENGTH_TOLERANCE) * min(
             tokens
         )
         time_ratio = None
+        factor_only = False
         if len(rows) == 2 and rows[0]["e2e_s_median"] and rows[1]["e2e_s_median"] is not None:
             time_ratio = rows[1]["e2e_s_median"] / rows[0]["e2e_s_median"]
-        return CompletionTimes(input_id, rows, lengths_differ, time_ratio)
+            pair = {rows[0]["condition_id"], rows[1]["condition_id"]}
+            factor_only = any(
+                c.input_id == input_id and {c.baseline, c.treatment} == pair and c.is_factor_only
+                for c in self.comparisons
+            )
+        return CompletionTimes(input_id, rows, lengths_differ, time_ratio, factor_only)
 
     @cached_property
     def post_hoc(self) -> list[PostHocResult]:
@@ -199,22 +220,40 @@ class Report:
             for analysis in self.campaign.annotations.post_hoc
         ]
 
-    @property
+    @cached_property
     def hardware(self) -> str:
-        """Devices as recorded by the first record with devices, e.g. ``1× AMD EPYC``."""
+        """Every device set the usable records ran on, e.g. ``1× AMD EPYC``; sets that
+        differ between records are all listed (``; ``), never the first alone."""
+        seen: list[str] = []
         for record in self.campaign.records:
             devices = record.provenance.host.devices
-            if devices:
+            if devices and enters_statistics(record):
                 names = sorted({d.name for d in devices})
-                return f"{len(devices)}× " + " / ".join(names)
-        return "-"
+                shown = f"{len(devices)}× " + " / ".join(names)
+                if shown not in seen:
+                    seen.append(shown)
+        return "; ".join(seen) or "-"
+
+    @cached_property
+    def filled_lengths(self) -> dict[str, tuple[int, int]]:
+        """Per condition: the smallest and largest input length (tokens) of its usable
+        trials, shown beside the context capacity (C-CAPACITY)."""
+        trials = usable(self.trials).dropna(subset=["prompt_tokens"])
+        return {
+            condition_id: (int(group["prompt_tokens"].min()), int(group["prompt_tokens"].max()))
+            for condition_id, group in trials.groupby("condition_id", sort=False)
+        }
 
     @property
     def registered_at(self) -> datetime | None:
         """When the plan was registered: the first record's start (the plan file precedes
         it)."""
-        starts = [datetime.fromisoformat(r.started_at) for r in self.campaign.records]
-        return min(starts) if starts else None
+        return registration_time(self.campaign.records)
+
+    @cached_property
+    def run_order(self) -> RunOrder:
+        """The run order the records show."""
+        return observed_run_order(self.campaign.records)
 
     @property
     def uses_ngram(self) -> bool:
@@ -231,7 +270,7 @@ def make_report(campaign: Campaign) -> Report:
         campaign=campaign,
         trials=frame,
         summary=summary,
-        comparisons=compare_conditions(campaign.plan, summary),
+        comparisons=compare_conditions(campaign.plan, summary, observed_setups(campaign.records)),
         excluded=excluded_counts(frame),
         quality=summarize_quality(
             campaign.plan, score_quality(campaign.plan, items, campaign.records)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from sitegen.engine.registry import location_options
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.trials import enters_statistics, usable
@@ -77,26 +78,59 @@ class Comparison:
         return self.treatment_median / self.baseline_median
 
 
-def condition_differences(a: ConditionSpec, b: ConditionSpec, factor: str) -> tuple[str, ...]:
-    """Fields in which two conditions differ, except the id and the declared factor."""
+def condition_differences(
+    a: ConditionSpec, b: ConditionSpec, factor: str, engine: str
+) -> tuple[str, ...]:
+    """Fields in which two conditions differ, except the id, the declared factor and the
+    ``engine``'s location options (two servers that differ only in port run alike)."""
+    location = location_options(engine)
     left, right = a.model_dump(exclude={"id", factor}), b.model_dump(exclude={"id", factor})
+    for dump in (left, right):
+        dump["engine_options"] = {
+            key: value for key, value in dump["engine_options"].items() if key not in location
+        }
     return tuple(sorted(k for k in left if left[k] != right[k]))
 
 
-def compare_conditions(plan: Plan, summary: pd.DataFrame) -> list[Comparison]:
+def observed_setups(records: Iterable[TrialRecord]) -> dict[str, dict[str, frozenset]]:
+    """What each condition's usable records show about where they ran: the engine ids
+    and the device sets (``id name`` of every device). Compared across a comparison, so
+    two conditions measured on different engines or hardware are never a factor-only
+    comparison, whatever the plan says."""
+    seen: dict[str, dict[str, set]] = {}
+    for r in records:
+        if enters_statistics(r):
+            setup = seen.setdefault(r.condition_id, {"engine": set(), "devices": set()})
+            setup["engine"].add(r.provenance.engine.id)
+            devices = tuple(sorted(f"{d.id} {d.name}" for d in r.provenance.host.devices))
+            setup["devices"].add(devices)
+    return {c: {k: frozenset(v) for k, v in setup.items()} for c, setup in seen.items()}
+
+
+def compare_conditions(
+    plan: Plan, summary: pd.DataFrame, setups: dict[str, dict[str, frozenset]] | None = None
+) -> list[Comparison]:
     """Every non-baseline condition against the plan's first condition, per input.
 
     The first condition is the baseline (e.g. speculative off). A ratio is offered
-    only where the two differ in the declared factor alone (C-CONFDIFF).
+    only where the two differ in the declared factor alone (C-CONFDIFF): in the plan and
+    in what their records show (``setups``: engine and devices).
     """
+    setups = setups or {}
     baseline, *others = plan.conditions
+
+    def observed_differences(a: str, b: str) -> tuple[str, ...]:
+        left, right = setups.get(a, {}), setups.get(b, {})
+        return tuple(k for k in ("engine", "devices") if left.get(k) != right.get(k))
+
     medians = {(row.condition_id, row.input_id): row.gen_tps_median for row in summary.itertuples()}
     return [
         Comparison(
             input_id=spec.id,
             baseline=baseline.id,
             treatment=other.id,
-            differing_fields=condition_differences(baseline, other, plan.factor),
+            differing_fields=condition_differences(baseline, other, plan.factor, plan.engine)
+            + observed_differences(baseline.id, other.id),
             baseline_median=medians.get((baseline.id, spec.id)),
             treatment_median=medians.get((other.id, spec.id)),
         )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
+from itertools import groupby
+from typing import Literal
 
 import pandas as pd
 
@@ -83,3 +86,27 @@ def excluded_counts(frame: pd.DataFrame) -> dict[str, int]:
         "failed": int(((frame["role"] == "measured") & (frame["status"] == "failed")).sum()),
         "measured": int(len(usable(frame))),
     }
+
+
+RunOrder = Literal["sequential", "interleaved", "mixed"]
+
+
+def observed_run_order(records: Iterable[TrialRecord]) -> RunOrder:
+    """The run order the records show (C-ORDER states what happened, not only what was
+    planned): ``sequential`` when each condition's measured trials ran as one block,
+    ``interleaved`` when conditions alternated (no condition ran more than twice in a
+    row, as in off/on pairs whose leading condition swaps), ``mixed`` otherwise."""
+    sequence = [
+        r.condition_id for r in sorted(records, key=lambda r: r.order_index) if r.role == "measured"
+    ]
+    runs = [len(list(group)) for _, group in groupby(sequence)]
+    if len(runs) <= len(set(sequence)):
+        return "sequential"
+    return "interleaved" if max(runs) <= 2 else "mixed"
+
+
+def registration_time(records: Iterable[TrialRecord]) -> datetime | None:
+    """When the plan was registered, as the records can prove it: the start of the first
+    record (the plan file precedes it)."""
+    starts = [datetime.fromisoformat(r.started_at) for r in records]
+    return min(starts) if starts else None

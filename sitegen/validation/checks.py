@@ -8,13 +8,14 @@ one language. Adding a rule: one catalog entry, plus a function here if it check
 from __future__ import annotations
 
 import re
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, Issue
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign
-from sitegen.statistics.trials import enters_statistics
+from sitegen.statistics.trials import enters_statistics, registration_time
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
 
@@ -108,7 +109,7 @@ def _post_hoc_declared(campaign: Campaign) -> list[Issue]:
     issues = []
     where = campaign.annotations_path
     quality = campaign.plan.quality
-    started = min((r.started_at[:10] for r in campaign.records), default=None)
+    registered = registration_time(campaign.records)
     for i, analysis in enumerate(campaign.annotations.post_hoc):
         if quality is None:
             issues.append(
@@ -119,15 +120,9 @@ def _post_hoc_declared(campaign: Campaign) -> list[Issue]:
                 )
             )
             continue
-        if started and analysis.added_at[:10] < started:
-            issues.append(
-                violation(
-                    "C-POSTHOC",
-                    f"{where} → post_hoc.{i}.added_at",
-                    f"{analysis.added_at} precedes the campaign ({started}); a post-hoc "
-                    "analysis comes after the results",
-                )
-            )
+        problem = _added_before_registration(analysis.added_at, registered)
+        if problem:
+            issues.append(violation("C-POSTHOC", f"{where} → post_hoc.{i}.added_at", problem))
         templates = {p.template_id for p in make_suite(quality).problems}
         unknown = sorted(set(analysis.exclude_templates) - templates)
         if unknown:
@@ -139,6 +134,26 @@ def _post_hoc_declared(campaign: Campaign) -> list[Issue]:
                 )
             )
     return issues
+
+
+def _added_before_registration(added: datetime | date, registered: datetime | None) -> str | None:
+    """Why ``added`` does not come after the registration, or ``None``."""
+    if registered is None:
+        return None
+    if isinstance(added, datetime):
+        added_utc = added if added.tzinfo else added.replace(tzinfo=UTC)
+        if added_utc <= registered:
+            return f"{added.isoformat()} is not after the plan's registration ({registered.isoformat()})"
+        return None
+    registered_day = registered.astimezone(UTC).date()
+    if added < registered_day:
+        return f"{added} precedes the plan's registration ({registered.isoformat()})"
+    if added == registered_day:
+        return (
+            f"{added} is the registration day ({registered.isoformat()}); give a timestamp "
+            "after it (YYYY-MM-DDTHH:MM:SSZ)"
+        )
+    return None
 
 
 @check("C-HARDWARE", "campaign")
@@ -180,29 +195,49 @@ def _thresholds_valid(campaign: Campaign) -> list[Issue]:
 
 # --- prose checks ------------------------------------------------------------------------
 
-PROSE_FIGURE = re.compile(r"(?<![A-Za-z0-9_\-./:#])\d[\d,.]*")
+PROSE_FIGURE = re.compile(r"(?<![A-Za-z0-9_\-./:#])\d[0-9A-Za-z,./%×+\-]*")
 """A number standing on its own in prose: ``50``, ``2×``, ``5 倍``, ``1M``, ``11/12``,
 ``+21.7%``. Digits inside identifiers (``H100``, ``gemma-3-270m``, ``Q4_K_M``) are names,
 not figures."""
+PROSE_MULTIPLE = re.compile(
+    r"\b(?:half|halves|halved|halving|double[sd]?|doubling|twice|thrice|tripled?|triples|"
+    r"quadrupled?|quadruples|fold)\b|半分|半減|倍",
+    re.IGNORECASE,
+)
+"""Ratios written as words ("MTP halves generation time", 「2倍」)."""
+_MARKER = re.compile(r"\bdata-(?:claim|caveat|factor-only|literal)\b")
+"""Claim and caveat markers: only directives write them."""
 _LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.MULTILINE)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def prose_figures(prose: str) -> list[str]:
-    """Numbers in prose, outside list markers, link targets and comments."""
+    """Numbers and ratio words in prose, outside list markers, link targets and comments."""
     for pattern in (_HTML_COMMENT, _LINK_TARGET, _LIST_MARKER):
         prose = pattern.sub(" ", prose)
-    return PROSE_FIGURE.findall(prose)
+    return PROSE_FIGURE.findall(prose) + PROSE_MULTIPLE.findall(prose)
 
 
 @check("C-FIGURE", "prose")
 def _no_figures_in_prose(template: str, prose: str) -> list[Issue]:
+    issues = []
     figures = prose_figures(prose)
-    if not figures:
-        return []
-    shown = ", ".join(repr(f) for f in figures[:5]) + (" …" if len(figures) > 5 else "")
-    return [violation("C-FIGURE", f"content/{template}", f"figure(s) {shown} written in prose")]
+    if figures:
+        shown = ", ".join(repr(f) for f in figures[:5]) + (" …" if len(figures) > 5 else "")
+        issues.append(
+            violation("C-FIGURE", f"content/{template}", f"figure(s) {shown} written in prose")
+        )
+    markers = sorted(set(_MARKER.findall(prose)))
+    if markers:
+        issues.append(
+            violation(
+                "C-FIGURE",
+                f"content/{template}",
+                f"hand-written {', '.join(markers)} markup; claims and caveats come from directives",
+            )
+        )
+    return issues
 
 
 # --- page checks -------------------------------------------------------------------------
@@ -218,6 +253,15 @@ def _ratios_only_for_the_factor(path: str, facts: PageFacts) -> list[Issue]:
                     "C-CONFDIFF",
                     f"{path} (claim 'speed-ratio')",
                     "a ratio between conditions that differ in more than the declared factor",
+                )
+            )
+    for claim in facts.claims_of("completion-time"):
+        if "data-time-ratio" in claim.attrs and claim.attrs.get("data-factor-only") != "true":
+            issues.append(
+                violation(
+                    "C-CONFDIFF",
+                    f"{path} (completion_time('{claim.attrs.get('data-input', '?')}', ratio=True))",
+                    "a time ratio between conditions that differ in more than the declared factor",
                 )
             )
     for claim in facts.claims_of("configuration-comparison"):

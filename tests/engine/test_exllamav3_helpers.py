@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from pydantic import ValidationError
 
 from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd
 from sitegen.engine.exllamav3 import (
@@ -21,6 +22,7 @@ from sitegen.engine.exllamav3 import (
     result_to_events,
     sampler_settings,
 )
+from sitegen.engine.options import ExLlamaV3Options
 from sitegen.errors import ConfigError
 from sitegen.measure import run_campaign
 from sitegen.plan.models import SpeculativeSpec
@@ -98,32 +100,36 @@ def test_unsupported_speculative_modes_are_refused():
         load_order(SpeculativeSpec(mode="ngram-simple", draft_max=8), Path("/m"), None)
 
 
+def options(**values) -> ExLlamaV3Options:
+    return ExLlamaV3Options.model_validate(values)
+
+
 def test_load_arguments_from_engine_options():
-    options = {"tensor_p": True, "use_per_device": "23, 23.5", "reserve_per_device": 1}
-    assert load_arguments(options) == {
+    given = options(tensor_p=True, use_per_device="23, 23.5", reserve_per_device=1)
+    assert load_arguments(given) == {
         "tensor_p": True,
         "tp_backend": "native",
         "use_per_device": [23.0, 23.5],
         "reserve_per_device": 1.0,
     }
-    assert load_arguments({"tensor_p": True, "tp_backend": "nccl"})["tp_backend"] == "nccl"
+    assert load_arguments(options(tensor_p=True, tp_backend="nccl"))["tp_backend"] == "nccl"
     # Drafts load without tensor parallelism, as in ExLlamaV3's model_init.
-    assert load_arguments({"tensor_p": True, "device": "cuda:1"}, draft=True) == {
+    assert load_arguments(options(tensor_p=True, device="cuda:1"), draft=True) == {
         "device": "cuda:1"
     }
-    with pytest.raises(ConfigError, match="GB per device"):
-        load_arguments({"use_per_device": "lots"})
+    with pytest.raises(ValidationError, match="GB per device"):
+        options(use_per_device="lots")
 
 
 def test_cache_arguments():
-    assert cache_arguments({}, 4096, None) == {"max_num_tokens": 4096, "max_history": 0}
-    quant = cache_arguments({"cache_quant": "8,6"}, 4096, 4)
+    assert cache_arguments(options(), 4096, None) == {"max_num_tokens": 4096, "max_history": 0}
+    quant = cache_arguments(options(cache_quant="8,6"), 4096, 4)
     assert (quant["k_bits"], quant["v_bits"], quant["max_history"]) == (8, 6, 4)
-    assert cache_arguments({"cache_quant": 4}, 256, None)["v_bits"] == 4
+    assert cache_arguments(options(cache_quant=4), 256, None)["v_bits"] == 4
     with pytest.raises(ConfigError, match="multiple of 256"):
-        cache_arguments({}, 1000, None)
-    with pytest.raises(ConfigError, match="cache_quant"):
-        cache_arguments({"cache_quant": "8,6,4"}, 256, None)
+        cache_arguments(options(), 1000, None)
+    with pytest.raises(ValidationError, match="'K' or 'K,V' bits"):
+        options(cache_quant="8,6,4")
 
 
 def test_start_and_prefill_results_deliver_nothing():

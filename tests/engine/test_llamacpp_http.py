@@ -9,14 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.engine.llamacpp_http import (
-    LlamaCppHttp,
-    model_provenance,
-    speculative_contradiction,
-)
+from sitegen.engine.llamacpp_http import LlamaCppHttp, speculative_contradiction
+from sitegen.engine.server import model_provenance
 from sitegen.errors import EngineError
 from sitegen.measure import run_campaign
-from sitegen.plan.models import ConditionSpec, InputSpec, Plan, SpeculativeSpec
+from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 from sitegen.records.models import TrialRecord
 from tests.engine.conftest import CONTEXT, GEMMA
 
@@ -31,6 +28,7 @@ def make_plan(
     api: str = "completion",
     inputs: list[InputSpec] | None = None,
     request_timeout_s: float = 60.0,
+    model: ModelSpec = MODEL,
     **options: str | int | float | bool,
 ) -> Plan:
     return Plan(
@@ -38,7 +36,7 @@ def make_plan(
         title={"ja": "HTTPテスト", "en": "HTTP test"},
         engine="llamacpp-http",
         api=api,
-        model=MODEL,
+        model=model,
         conditions=[
             ConditionSpec(
                 id="c",
@@ -191,14 +189,35 @@ def test_engine_can_be_used_directly(server_url):
 
 
 def test_model_provenance_local_remote_and_mismatch():
-    local = model_provenance(MODEL, None, check_name="gemma-3-270m-q4_k_m.gguf")
+    local = model_provenance(MODEL, "/srv/models/gemma-3-270m-q4_k_m.gguf")
     assert local.size_bytes > 0 and len(local.sha256) == 64
-    remote_spec = MODEL.model_copy(update={"source": "/nowhere/big-model.gguf"})
-    remote = model_provenance(remote_spec, "/srv/models/big-model.gguf", check_name=None)
+    remote_spec = MODEL.model_copy(
+        update={"source": "/nowhere/big-model.gguf", "remote_unhashable": True}
+    )
+    remote = model_provenance(remote_spec, "/srv/models/big-model.gguf")
     assert (remote.file, remote.sha256, remote.size_bytes) == (
         "big-model.gguf",
         "unknown-remote",
         0,
     )
-    with pytest.raises(EngineError, match="the server runs 'other.gguf'"):
-        model_provenance(MODEL, "/srv/other.gguf", check_name="other.gguf")
+    undeclared = remote_spec.model_copy(update={"remote_unhashable": False})
+    with pytest.raises(EngineError, match="cannot be hashed.*remote_unhashable: true"):
+        model_provenance(undeclared, "/srv/models/big-model.gguf")
+    with pytest.raises(EngineError, match="the server serves '/srv/other.gguf'"):
+        model_provenance(MODEL, "/srv/other.gguf")
+    # A remote file is checked by name too, though it cannot be hashed.
+    with pytest.raises(EngineError, match="expected one of: big-model.gguf, gemma-3-270m"):
+        model_provenance(remote_spec, "/srv/other.gguf")
+
+
+@pytest.mark.slow
+def test_unhashable_remote_model_needs_the_declaration(server_url, tmp_path):
+    elsewhere = MODEL.model_copy(update={"source": "/srv/models/gemma-3-270m-q4_k_m.gguf"})
+    records = measure(make_plan(server_url, model=elsewhere), tmp_path)
+    assert [r.status for r in records] == ["failed", "failed"]
+    assert "cannot be hashed" in records[0].failure_reason
+    assert "remote_unhashable: true" in records[0].failure_reason
+    declared = elsewhere.model_copy(update={"remote_unhashable": True})
+    records = measure(make_plan(server_url, model=declared), tmp_path / "declared")
+    assert all(r.status == "ok" for r in records), records[0].failure_reason
+    assert records[0].provenance.model.sha256 == "unknown-remote"

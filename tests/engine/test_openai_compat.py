@@ -20,16 +20,28 @@ from sitegen.engine.sse import error_message, stream_openai
 from sitegen.measure import run_campaign
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan
 from sitegen.records.models import TrialRecord
-from tests.engine.conftest import CONTEXT
+from tests.engine.conftest import CONTEXT, GEMMA
+
+REMOTE_GEMMA = GEMMA.model_copy(
+    update={"source": "/srv/models/gemma-3-270m-q4_k_m.gguf", "remote_unhashable": True}
+)
+"""The served model as a plan names it when its file is on the server's host."""
 
 
-def make_plan(base_url: str, *, api: str = "completion", target: int | None = None, **options):
+def make_plan(
+    base_url: str,
+    *,
+    api: str = "completion",
+    target: int | None = None,
+    spec: ModelSpec = REMOTE_GEMMA,
+    **options,
+):
     return Plan(
         name="openai",
         title={"ja": "OpenAI互換テスト", "en": "OpenAI-compatible test"},
         engine="openai",
         api=api,
-        model=ModelSpec(name="gemma-3-270m", source="served-elsewhere", quantization="Q4_K_M"),
+        model=spec,
         conditions=[
             ConditionSpec(
                 id="c",
@@ -85,6 +97,37 @@ def test_length_target_needs_vllm_tokenize(server_url, tmp_path):
 def test_unserved_model_is_a_load_failure(server_url, tmp_path):
     records = measure(make_plan(server_url, model="not-this-one"), tmp_path)
     assert all("does not serve 'not-this-one'" in r.failure_reason for r in records)
+
+
+@pytest.mark.slow
+def test_model_readable_here_is_hashed(server_url, tmp_path):
+    records = measure(make_plan(server_url, spec=GEMMA), tmp_path)
+    assert all(r.status == "ok" for r in records), records[0].failure_reason
+    assert len(records[0].provenance.model.sha256) == 64
+    assert records[0].provenance.model.file == "gemma-3-270m-q4_k_m.gguf"
+
+
+@pytest.mark.slow
+def test_served_model_that_is_not_the_plans_is_refused(server_url, tmp_path):
+    other = ModelSpec(
+        name="qwen3-8b",
+        source="/srv/models/qwen3-8b-q4_k_m.gguf",
+        quantization="Q4_K_M",
+        remote_unhashable=True,
+    )
+    records = measure(make_plan(server_url, spec=other), tmp_path)
+    assert [r.status for r in records] == ["failed", "failed"]
+    reason = records[0].failure_reason
+    assert "load failure" in reason and "gemma-3-270m-q4_k_m.gguf" in reason
+    assert "the plan's model is 'qwen3-8b'" in reason
+
+
+@pytest.mark.slow
+def test_unhashable_remote_model_needs_the_declaration(server_url, tmp_path):
+    undeclared = REMOTE_GEMMA.model_copy(update={"remote_unhashable": False})
+    records = measure(make_plan(server_url, spec=undeclared), tmp_path)
+    assert all(r.status == "failed" for r in records)
+    assert "cannot be hashed" in records[0].failure_reason
 
 
 def test_request_body_follows_the_openai_api():

@@ -128,7 +128,7 @@ def test_labelled_levels_change_fields_together_and_mappings_merge(tmp_path):
     plan = load_plan(
         _write(
             tmp_path,
-            HEADER
+            HEADER.replace("engine: fake", "engine: llamacpp-http")
             + """
 conditions:
   - {id: reference, context_capacity: 4096}
@@ -146,22 +146,22 @@ grid:
           speculative: {mode: draft-mtp, draft_max: 3}
           engine_options: {base_url: "http://127.0.0.1:8081"}
       engine_options:
-        p2p: {}
-        no-p2p: {p2p: false}
+        gpu: {}
+        rss: {server_pid: 4242}
 """,
         )
     )
     assert [c.id for c in plan.conditions] == [
         "reference",
-        "off-p2p",
-        "off-no-p2p",
-        "mtp3-p2p",
-        "mtp3-no-p2p",
+        "off-gpu",
+        "off-rss",
+        "mtp3-gpu",
+        "mtp3-rss",
     ]
     assert plan.conditions[4].engine_options == {
         "ready_timeout_s": 600,
         "base_url": "http://127.0.0.1:8081",
-        "p2p": False,
+        "server_pid": 4242,
     }
     assert [i.id for i in plan.inputs] == ["short"]
 

@@ -1,0 +1,189 @@
+"""What the engines behind an HTTP server share (``llamacpp-http``, ``openai``): the base
+class, waiting for readiness, JSON requests, the server's devices and memory when it runs
+on this host, and the provenance of the model it serves."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from abc import abstractmethod
+from pathlib import Path, PurePath
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from sitegen.engine.base import Engine, EngineDescription
+from sitegen.engine.llamacpp_embedded import cpu_name
+from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
+from sitegen.engine.model_files import describe_model, resolve_model_path
+from sitegen.engine.nvml import nvml_devices, nvml_probes
+from sitegen.engine.options import ServerOptions
+from sitegen.engine.sse import error_message
+from sitegen.errors import EngineError, SitegenError
+from sitegen.plan.models import ModelSpec
+from sitegen.records.models import DeviceInfo, EngineInfo, ModelInfo
+
+UNKNOWN_REMOTE_SHA256 = "unknown-remote"
+"""The ``sha256`` of a model file on another host, declared ``remote_unhashable`` by the plan."""
+
+
+class ServerEngine(Engine):
+    """An engine behind an HTTP server at ``options.base_url``. Subclasses set ``_http``,
+    ``_model_info`` and ``_flags`` and implement ``engine_info``."""
+
+    options: ServerOptions
+    _http: httpx.Client
+    _model_info: ModelInfo
+    _flags: dict[str, str]
+
+    @abstractmethod
+    def engine_info(self) -> EngineInfo:
+        """Engine id, server version and build."""
+
+    @property
+    def _path(self) -> str:
+        return "/v1/chat/completions" if self.plan.api == "chat" else "/v1/completions"
+
+    def describe(self) -> EngineDescription:
+        devices, driver, interconnect = server_devices(self.options.base_url)
+        return EngineDescription(
+            engine=self.engine_info(),
+            model=self._model_info,
+            devices=devices,
+            flags=self._flags,
+            driver=driver,
+            interconnect=interconnect,
+        )
+
+    def memory_probes(self) -> list[MemoryProbe]:
+        return server_memory_probes(self.options.base_url, self.options.server_pid)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def model_provenance(spec: ModelSpec, served: str | None) -> ModelInfo:
+    """Provenance of the model a server serves, once it is known to be the plan's.
+
+    ``served`` is what the server reports (a file path or a model id; ``None``: nothing).
+    Its last path part must be the plan's model ``name``, the file name of its ``source``
+    or of the local file. A model file readable here is hashed; one that is not is accepted
+    only when the plan declares ``remote_unhashable`` (sha256 ``unknown-remote``).
+    """
+    local = _readable_model_path(spec.source)
+    if served is not None:
+        # ``package:<module>:<file>`` names its file last.
+        names = {spec.name, PurePath(spec.source.split(":")[-1]).name}
+        if local is not None:
+            names.add(local.name)
+        if not {served, PurePath(served).name} & names:
+            raise EngineError(
+                f"the server serves '{served}' but the plan's model is '{spec.name}' "
+                f"(expected one of: {', '.join(sorted(names))})"
+            )
+    if local is not None:
+        return describe_model(spec, local)
+    if not spec.remote_unhashable:
+        raise EngineError(
+            f"the plan's model '{spec.source}' is not readable here, so it cannot be hashed; "
+            "if it is on the server's host, declare model.remote_unhashable: true in the plan"
+        )
+    return ModelInfo(
+        name=spec.name,
+        file=PurePath(served).name if served else spec.source,
+        sha256=UNKNOWN_REMOTE_SHA256,
+        size_bytes=0,
+        quantization=spec.quantization,
+    )
+
+
+def _readable_model_path(source: str) -> Path | None:
+    """The model file or directory when it is readable on this host."""
+    try:
+        local = resolve_model_path(source)
+    except SitegenError:
+        return None
+    return local if os.access(local, os.R_OK) else None
+
+
+def is_local(base_url: str) -> bool:
+    """Whether the server runs on this machine (its GPUs and processes are visible here)."""
+    host = urlsplit(base_url).hostname or ""
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
+def server_memory_probes(base_url: str, server_pid: int | None) -> list[MemoryProbe]:
+    """NVML probes for a local server's GPUs; else the RSS of ``server_pid``; else none
+    (a remote server's memory is not visible from here)."""
+    if not is_local(base_url):
+        return []
+    probes = nvml_probes()
+    if not probes and server_pid:
+        probes = [ProcessRssProbe(server_pid)]
+    return probes
+
+
+def server_devices(base_url: str) -> tuple[list[DeviceInfo], str | None, str | None]:
+    """Devices, driver and interconnect of a local server: its GPUs, else this CPU."""
+    if not is_local(base_url):
+        return [], None, None
+    devices, driver, interconnect = nvml_devices()
+    if not devices:
+        devices = [DeviceInfo(id="cpu", name=cpu_name() or "cpu")]
+    return devices, driver, interconnect
+
+
+def wait_until_ready(client: httpx.Client, path: str, timeout_s: float) -> None:
+    """Poll ``path`` until HTTP 200; 503 (model loading) and a refused connection (server
+    starting) are retried until ``timeout_s``, any other status fails at once."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            reply = client.get(path, timeout=max(min(10.0, timeout_s), 0.1))
+        except httpx.TransportError as exc:
+            state = f"unreachable ({exc or type(exc).__name__})"
+        else:
+            if reply.status_code == 200:
+                return
+            if reply.status_code != 503:
+                raise EngineError(
+                    f"{client.base_url.join(path)} answered HTTP {reply.status_code}: "
+                    f"{error_message(reply.text)}"
+                )
+            state = "still loading (HTTP 503)"
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise EngineError(
+                f"server at {client.base_url} not ready after {timeout_s:g} s: {state}"
+            )
+        time.sleep(min(0.25, remaining))
+
+
+def get_json(client: httpx.Client, path: str) -> Any:
+    """``GET path``, decoded (see ``_json_reply``)."""
+    return _json_reply(client, "GET", path, None)
+
+
+def post_json(client: httpx.Client, path: str, body: dict[str, Any]) -> Any:
+    """``POST path`` with a JSON body, decoded (see ``_json_reply``)."""
+    return _json_reply(client, "POST", path, body)
+
+
+def _json_reply(client: httpx.Client, method: str, path: str, body: dict[str, Any] | None) -> Any:
+    """The decoded reply; transport errors and error statuses become ``EngineError`` so the
+    runner records them instead of stopping the campaign."""
+    try:
+        reply = client.request(method, path, json=body)
+    except httpx.HTTPError as exc:
+        raise EngineError(f"{method} {client.base_url.join(path)} failed: {exc}") from exc
+    if reply.status_code != 200:
+        raise EngineError(
+            f"{method} {client.base_url.join(path)} answered HTTP {reply.status_code}: "
+            f"{error_message(reply.text)}"
+        )
+    try:
+        return reply.json()
+    except json.JSONDecodeError as exc:
+        raise EngineError(f"{method} {client.base_url.join(path)} did not return JSON") from exc

@@ -1,0 +1,264 @@
+"""A hostile or careless author: sandboxed content, the figure policy (C-FIGURE), titles
+and author text that never become markup, and the content fixes of the caveats."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sitegen.build import render_site
+from sitegen.errors import DataError
+from sitegen.pages.author_text import render_author_text
+from sitegen.pages.directives import markdown_inline_text
+from sitegen.pages.mkdocs import site_config
+from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.text import Bilingual
+from tests.conftest import make_plan
+from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.statistics.test_quality_records import quality_plan
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    copy = tmp_path / "project"
+    for folder in ("content", "theme"):
+        shutil.copytree(PROJECT / folder, copy / folder)
+    return copy
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    publishable_campaign(tmp_path / "data")
+    return tmp_path / "data"
+
+
+def append(project: Path, page: str, text: str, langs=("ja", "en")) -> None:
+    for lang in langs:
+        path = project / "content" / lang / page
+        path.write_text(path.read_text() + "\n" + text + "\n")
+
+
+def refused(data: Path, project: Path) -> str:
+    with pytest.raises(DataError) as caught:
+        render_site(data, project)
+    return str(caught.value)
+
+
+SANDBOX_ESCAPES = [
+    "{{ headline.__self__ }}",
+    "{{ examples.__self__.report.campaign.records[5].text }}",
+    "{{ headline.__closure__ }}",
+    "{{ t.__globals__ }}",
+    "{{ ''.__class__.__mro__ }}",
+    "{{ lipsum.__globals__ }}",
+    "{{ range(3) }}",
+    "{{ cycler }}",
+    "{{ namespace() }}",
+    "{{ headline.func }}",
+]
+
+
+@pytest.mark.parametrize("escape", SANDBOX_ESCAPES)
+def test_content_templates_cannot_reach_data(data, project, escape):
+    append(project, "report/index.md", escape)
+    message = refused(data, project)
+    assert "content/ja/report/index.md" in message
+
+
+def test_t_takes_no_values(data, project):
+    append(project, "report/index.md", '{{ t("headline.ratio", ratio="3.00") }}')
+    assert "unexpected keyword argument" in refused(data, project)
+
+
+PROSE_FIGURES = [
+    ("MTP halves generation time.", "halves"),
+    ("It is always above 50 tok/s.", "'50'"),
+    ("The model supports a 1M context.", "'1M'"),
+    ("11/12 problems passed.", "'11/12'"),
+    ("投機的デコードで5倍速い。", "'5'"),
+    ('<p data-claim="speed-ratio" data-factor-only="true">fast</p>', "data-claim"),
+    ('<span data-caveat="C-REVIEW">reviewed</span>', "data-caveat"),
+]
+
+
+@pytest.mark.parametrize(("prose", "named"), PROSE_FIGURES)
+def test_figures_in_prose_are_refused(data, project, prose, named):
+    append(project, "report/index.md", prose)
+    message = refused(data, project)
+    assert "[C-FIGURE] content/ja/report/index.md" in message and named in message
+
+
+def test_home_page_figures_are_refused_too(data, project):
+    append(project, "index.md", "Our engine is 2.50× faster.")
+    assert "[C-FIGURE] content/ja/index.md" in refused(data, project)
+
+
+def test_a_sourced_literal_and_identifiers_publish(data, project):
+    append(
+        project,
+        "report/index.md",
+        "Measured on H100-class hosts with gemma-3-270m and Q4_K_M; the model card gives "
+        '{{ literal("32,768", why="model card") }} tokens.',
+    )
+    docs = render_site(data, project).docs
+    page = next(v for k, v in docs.items() if k.endswith("/index.en.md") and "reports/" in k)
+    assert 'data-literal="32,768"' in page.decode() and "model card" in page.decode()
+
+
+def test_literal_needs_a_source(data, project):
+    append(project, "report/index.md", '{{ literal("1M", why=" ") }}')
+    assert "needs a value and a source" in refused(data, project)
+
+
+def test_a_page_in_one_language_only_is_refused(data, project):
+    (project / "content" / "en" / "report" / "extra.md").write_text("# Extra\n")
+    message = refused(data, project)
+    assert "content/ja/report/extra.md" in message and "missing" in message
+
+
+def test_completion_time_ratio_follows_confdiff_and_names_unknown_inputs(tmp_path, project):
+    plan = make_plan(
+        conditions=[
+            ConditionSpec(id="off", context_capacity=512),
+            ConditionSpec(
+                id="on",
+                context_capacity=4096,
+                speculative=SpeculativeSpec(mode="ngram-simple", draft_max=4),
+            ),
+        ]
+    )
+
+    def same_length(record):
+        if record["metrics"]:
+            record["metrics"]["generated_tokens"] = 16
+
+    publishable_campaign(tmp_path / "data", plan, mutate=same_length)
+    append(project, "report/speed.md", '{{ completion_time("short", ratio=True) }}')
+    message = refused(tmp_path / "data", project)
+    assert "[C-CONFDIFF]" in message and "time ratio" in message
+    for lang in ("ja", "en"):
+        speed = project / "content" / lang / "report" / "speed.md"
+        speed.write_text(speed.read_text().replace('"short", ratio=True', '"nope"'))
+    assert "not a speed input of this report" in refused(tmp_path / "data", project)
+
+
+def test_titles_are_plain_text_in_markdown_and_navigation():
+    hostile = "<style>[data-caveat]{display:none}</style> [x](javascript:alert(1)) &#x3C;b>"
+    shown = markdown_inline_text(hostile)
+    assert "<style>" not in shown and "](" not in shown and "&#x3C;" not in shown
+    assert "\\[x\\]\\(javascript:alert\\(1\\)\\)" in shown
+
+
+def test_navigation_titles_are_escaped(tmp_path, data):
+    from sitegen.pages.i18n import load_catalogs
+    from sitegen.pages.mkdocs import VersionBuild
+
+    site = render_site(data, PROJECT)
+    report = site.reports[0]
+    hostile = Bilingual(ja="<b>太字</b>", en='"><script>x</script>')
+    report.campaign.plan.__dict__["title"] = hostile  # frozen model: test-only swap
+    build = VersionBuild("v", 0, {}, [report], load_catalogs(PROJECT / "theme"), {})
+    config = site_config(PROJECT, tmp_path / "docs", tmp_path / "out", build)
+    languages = next(p["i18n"]["languages"] for p in config["plugins"] if "i18n" in p)
+    titles = {lang["locale"]: lang["nav_translations"][report.slug] for lang in languages}
+    assert titles == {
+        "ja": "&lt;b&gt;太字&lt;/b&gt;",
+        "en": "&quot;&gt;&lt;script&gt;x&lt;/script&gt;",
+    }
+
+
+def test_author_text_is_commonmark_without_html_or_unsafe_links():
+    html = render_author_text(
+        "**bold** <script>alert(1)</script> [ok](https://example.org) "
+        "[bad](javascript:alert(1)) [ent](&#106;avascript:x) ![img](https://x/y.png)\n\n# head"
+    )
+    assert "<strong>bold</strong>" in html and '<a href="https://example.org">ok</a>' in html
+    assert "<script>" not in html and "javascript:" not in html.split("[bad]")[0]
+    assert 'href="javascript' not in html and "<img" not in html and "<h1" not in html
+    assert "\n\n" not in html
+
+
+def test_blank_or_control_text_is_refused():
+    for bad in (" ", "\t\n", "a\x00b", "esc\x1b[31m"):
+        with pytest.raises(ValueError):
+            Bilingual(ja=bad, en="ok")
+
+
+def test_post_hoc_dates_are_real_and_after_registration(tmp_path):
+    directory = publishable_campaign(tmp_path / "data", quality_plan()).parent
+    started = min(
+        json.loads(line)["started_at"]
+        for line in (directory / "records.jsonl").read_text().splitlines()
+    )
+    day = started[:10]
+    cases = {
+        "2026-99-99 not a date": "added_at",
+        day: "registration day",
+        f"{day}T00:00:00Z": "not after the plan's registration",
+        "2000-01-01": "precedes",
+    }
+    for added, expected in cases.items():
+        post_hoc = [
+            {
+                "label": "x",
+                "exclude_templates": ["logic.order"],
+                "added_at": added,
+                "reason": {"ja": "理由", "en": "why"},
+            }
+        ]
+        (directory / "annotations.yaml").write_text(yaml.safe_dump({"post_hoc": post_hoc}))
+        assert expected in refused(tmp_path / "data", PROJECT), added
+    post_hoc[0]["added_at"] = "2999-01-01T00:00:00Z"
+    (directory / "annotations.yaml").write_text(yaml.safe_dump({"post_hoc": post_hoc}))
+    render_site(tmp_path / "data", PROJECT)
+
+
+@pytest.mark.parametrize(
+    ("field", "mutate"),
+    [
+        ("engine", lambda r: r["provenance"]["engine"].update(id="llamacpp-http")),
+        ("devices", lambda r: r["provenance"]["host"]["devices"][0].update(name="Other CPU")),
+    ],
+)
+def test_records_that_ran_elsewhere_make_a_configuration_comparison(tmp_path, field, mutate):
+    def on_elsewhere(record):
+        if record["condition_id"] == "on":
+            mutate(record)
+
+    publishable_campaign(tmp_path / "data", make_plan(), mutate=on_elsewhere)
+    site = render_site(tmp_path / "data", PROJECT)
+    summary = next(
+        v for k, v in site.docs.items() if k.endswith("/index.en.md") and "reports/" in k
+    ).decode()
+    assert f'data-claim="configuration-comparison" data-differing="{field}"' in summary
+    assert 'data-claim="speed-ratio"' not in summary
+
+
+def test_quality_pages_state_what_the_records_show(tmp_path):
+    publishable_campaign(tmp_path / "data", quality_plan(pair_order="alternate"))
+    site = render_site(tmp_path / "data", PROJECT)
+    report = site.reports[0]
+    assert report.run_order == "interleaved"
+    quality = next(v for k, v in site.docs.items() if k.endswith("/quality.en.md")).decode()
+    assert (
+        "conditions alternated"
+        in next(v for k, v in site.docs.items() if k.endswith("/method.en.md")).decode()
+    )
+    by_domain = report.quality.pairs_by_domain
+    answers = report.quality.tables.answers
+    for row in by_domain.to_dict("records"):
+        own = answers[(answers["domain"] == row["domain"]) & (answers["factor"] == "off")]
+        assert row["off_truncated"] == int((own["outcome"] == "truncated").sum())
+    assert "Each row shows the length-capped" in quality
+
+
+def test_conditions_table_shows_capacity_with_filled_lengths(data):
+    site = render_site(data, PROJECT)
+    method = next(v for k, v in site.docs.items() if k.endswith("/method.en.md")).decode()
+    table = method.split('data-claim="conditions"')[1].split("</table>")[0]
+    low, high = site.reports[0].filled_lengths["off"]
+    assert f"{low:,}" in table and f"{high:,}" in table and "Filled input" in table
