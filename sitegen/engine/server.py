@@ -23,9 +23,8 @@ from sitegen.engine.options import ServerOptions
 from sitegen.engine.sse import error_message
 from sitegen.errors import EngineError, SitegenError
 from sitegen.plan.models import ModelSpec
-from sitegen.records.models import DeviceInfo, EngineInfo, ModelInfo
+from sitegen.records.models import UNKNOWN_REMOTE_SHA256, DeviceInfo, EngineInfo, ModelInfo
 
-UNKNOWN_REMOTE_SHA256 = "unknown-remote"
 """The ``sha256`` of a model file on another host, declared ``remote_unhashable`` by the plan."""
 
 

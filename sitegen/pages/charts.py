@@ -12,6 +12,12 @@ from sitegen.pages.i18n import Catalog
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
 
 
+def _values(column: pd.Series) -> list[float | None]:
+    """Chart values rounded for the page; a missing value (a one-token answer has no
+    generation rate) is ``None``, drawn as no point."""
+    return [None if pd.isna(v) else round(float(v), 4) for v in column]
+
+
 def trials_chart(
     trials: pd.DataFrame,
     summary: pd.DataFrame,
@@ -28,7 +34,7 @@ def trials_chart(
         figure.add_trace(
             go.Scatter(
                 x=rows["input_id"].tolist(),
-                y=rows[metric].round(4).tolist(),
+                y=_values(rows[metric]),
                 text=rows["trial_id"].tolist(),
                 mode="markers",
                 name=f"{label} · {catalog.t('chart.trial')}",
@@ -42,7 +48,7 @@ def trials_chart(
         figure.add_trace(
             go.Scatter(
                 x=medians["input_id"].tolist(),
-                y=medians[f"{metric}_median"].round(4).tolist(),
+                y=_values(medians[f"{metric}_median"]),
                 mode="markers",
                 name=f"{label} · {catalog.t('chart.median')}",
                 legendgroup=condition_id,

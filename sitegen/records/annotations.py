@@ -78,6 +78,9 @@ class Annotations(StrictModel):
 
     schema_version: Literal[1] = 1
     """Version of this format."""
+    publish: bool = True
+    """``false`` leaves the campaign out of the site (e.g. a campaign whose every trial
+    failed); its records stay on disk."""
     review: Literal["human", "automated", "none"] = "none"
     """Who reviewed the full answers (C-REVIEW)."""
     reviewer: str | None = None

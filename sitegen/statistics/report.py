@@ -18,7 +18,7 @@ from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
 from sitegen.records.campaign import Campaign
-from sitegen.records.models import TrialRecord
+from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.speed import (
@@ -254,6 +254,14 @@ class Report:
     def run_order(self) -> RunOrder:
         """The run order the records show."""
         return observed_run_order(self.campaign.records)
+
+    @cached_property
+    def unhashed_model(self) -> bool:
+        """Whether a usable record's model could not be hashed (a remote server's file)."""
+        return any(
+            enters_statistics(r) and r.provenance.model.sha256 == UNKNOWN_REMOTE_SHA256
+            for r in self.campaign.records
+        )
 
     @property
     def uses_ngram(self) -> bool:

@@ -15,6 +15,7 @@ from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, Issue
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign
+from sitegen.records.models import UNKNOWN_REMOTE_SHA256
 from sitegen.statistics.trials import enters_statistics, registration_time
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
@@ -75,6 +76,39 @@ def _records_complete(campaign: Campaign) -> list[Issue]:
                 violation("C-RECORD", f"{where} → failure_reason", "a failed record needs a reason")
             )
     return issues
+
+
+@check("C-USABLE", "campaign")
+def _has_usable_trials(campaign: Campaign) -> list[Issue]:
+    if any(enters_statistics(r) for r in campaign.records):
+        return []
+    measured = [r for r in campaign.records if r.role == "measured"]
+    if not measured:
+        problem = "no measured trial recorded (the campaign was never run to the end)"
+    else:
+        reasons = list(dict.fromkeys(r.failure_reason or "?" for r in measured))
+        shown = "; ".join(reasons[:3]) + (
+            f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else ""
+        )
+        problem = f"all {len(measured)} measured trial(s) failed: {shown}"
+    return [
+        violation("C-USABLE", f"{campaign.directory} (campaign {campaign.campaign_id})", problem)
+    ]
+
+
+@check("C-MODELID", "campaign")
+def _unhashed_model_declared(campaign: Campaign) -> list[Issue]:
+    if campaign.plan.model.remote_unhashable:
+        return []
+    return [
+        violation(
+            "C-MODELID",
+            f"{campaign.record_location(i)} → provenance.model.sha256",
+            "the model was not hashed and the plan does not declare remote_unhashable",
+        )
+        for i, r in enumerate(campaign.records)
+        if r.status == "ok" and r.provenance.model.sha256 == UNKNOWN_REMOTE_SHA256
+    ][:1]
 
 
 @check("C-EXAMPLE", "campaign")
@@ -306,6 +340,23 @@ def _post_hoc_beside_primary(path: str, facts: PageFacts) -> list[Issue]:
 
 
 # --- report checks -----------------------------------------------------------------------
+
+
+@check("C-MODELID", "report")
+def _unhashed_model_stated(
+    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+) -> list[Issue]:
+    if not report.unhashed_model or "index" not in pages:
+        return []
+    if "C-MODELID" in pages["index"].caveats:
+        return []
+    return [
+        violation(
+            "C-MODELID",
+            paths["index"],
+            "the model could not be hashed and the summary page does not say so",
+        )
+    ]
 
 
 @check("C-EXCLUDED", "report")

@@ -262,3 +262,20 @@ def test_conditions_table_shows_capacity_with_filled_lengths(data):
     table = method.split('data-claim="conditions"')[1].split("</table>")[0]
     low, high = site.reports[0].filled_lengths["off"]
     assert f"{low:,}" in table and f"{high:,}" in table and "Filled input" in table
+
+
+def test_a_declared_unhashable_model_is_stated_on_the_summary(tmp_path):
+    plan = make_plan()
+    plan = plan.model_copy(
+        update={"model": plan.model.model_copy(update={"remote_unhashable": True})}
+    )
+
+    def remote(record):
+        record["provenance"]["model"]["sha256"] = "unknown-remote"
+
+    publishable_campaign(tmp_path / "data", plan, mutate=remote)
+    site = render_site(tmp_path / "data", PROJECT)
+    summary = next(
+        v for k, v in site.docs.items() if k.endswith("/index.en.md") and "reports/" in k
+    ).decode()
+    assert 'data-caveat="C-MODELID"' in summary and "could not be hashed" in summary

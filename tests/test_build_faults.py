@@ -1,0 +1,82 @@
+"""``sitegen build`` on whatever ``sitegen measure`` can leave behind: never a traceback;
+a campaign without a usable trial is refused with its reasons, or left out with
+``publish: false``."""
+
+from __future__ import annotations
+
+import yaml
+
+from sitegen.build import build_site
+from sitegen.cli import main
+from sitegen.plan.models import InputSpec
+from tests.conftest import make_plan
+from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.statistics.test_quality_records import quality_plan
+
+
+def failed(reason: str, condition: str | None = None):
+    def mutate(record: dict) -> None:
+        if condition is None or record["condition_id"] == condition:
+            record.update(status="failed", failure_reason=reason, metrics=None, peak_memory=[])
+
+    return mutate
+
+
+def build(data, tmp_path, capsys) -> tuple[int, str]:
+    code = main(["build", "--data", str(data), "--site", str(tmp_path / "site")])
+    return code, capsys.readouterr().err
+
+
+def test_every_trial_failed_is_refused_with_the_reasons(tmp_path, capsys):
+    publishable_campaign(tmp_path / "data", mutate=failed("engine failure: connection refused"))
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "[C-USABLE]" in err and "all 12 measured trial(s) failed" in err
+    assert "connection refused" in err and not (tmp_path / "site").exists()
+
+
+def test_publish_false_leaves_a_failed_campaign_out(tmp_path, capsys):
+    bad = publishable_campaign(tmp_path / "data", mutate=failed("load failure: no GPU")).parent
+    (bad / "annotations.yaml").write_text(yaml.safe_dump({"publish": False}))
+    good = publishable_campaign(tmp_path / "data", make_plan(name="good"))
+    result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
+    assert result.outcome == "published" and result.campaigns == 1
+    reports = tmp_path / "site" / "v" / result.version / "reports"
+    assert {p.name for p in reports.iterdir()} == {good.parent.name}
+
+
+def test_empty_campaign_directory_is_refused_in_one_line(tmp_path, capsys):
+    directory = publishable_campaign(tmp_path / "data").parent
+    (directory / "records.jsonl").write_text("")
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "[C-USABLE]" in err and "no measured trial recorded" in err
+    (directory / "plan.json").unlink()
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "missing plan file" in err and "Traceback" not in err
+
+
+def test_one_token_answers_build(tmp_path):
+    plan = make_plan(inputs=[InputSpec(id="short", text="q", max_output_tokens=1)])
+
+    def one_token(record):
+        if record["metrics"]:
+            record["metrics"].update(generated_tokens=1, gen_tps=None)
+
+    publishable_campaign(tmp_path / "data", plan, mutate=one_token)
+    assert build_site(tmp_path / "data", tmp_path / "site", PROJECT).outcome == "published"
+
+
+def test_a_condition_whose_every_trial_failed_builds_without_a_ratio(tmp_path):
+    publishable_campaign(tmp_path / "data", mutate=failed("engine failure: oom", "on"))
+    result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
+    summary = next((tmp_path / "site" / "v" / result.version / "reports").glob("*/index.html"))
+    html = summary.read_text()
+    assert 'data-claim="speed-ratio"' not in html and 'data-failed="6"' in html
+
+
+def test_every_quality_trial_failed_names_the_cause(tmp_path, capsys):
+    publishable_campaign(tmp_path / "data", quality_plan(), mutate=failed("engine failure: 500"))
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "[C-USABLE]" in err and "engine failure: 500" in err
+    assert "[C-TRUNC]" not in err
