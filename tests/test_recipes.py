@@ -3,17 +3,25 @@ the places the README names, and the build picks it up."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import Field
 
 from sitegen.build import render_site
-from sitegen.errors import DataError
+from sitegen.engine import registry
+from sitegen.engine.fake import FakeEngine
+from sitegen.engine.options import FakeOptions
+from sitegen.errors import ConfigError, DataError
+from sitegen.measure import run_campaign
 from sitegen.pages import render
 from sitegen.pages.directives import Directives
+from sitegen.records.campaign import read_campaigns
 from sitegen.statistics.report import Report
 from sitegen.validation import rules
+from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign
 
 
@@ -30,6 +38,54 @@ def project(tmp_path) -> Path:
 def data(tmp_path) -> Path:
     publishable_campaign(tmp_path / "data")
     return tmp_path / "data"
+
+
+class ToyOptions(FakeOptions):
+    """``toy``: a recipe test's engine."""
+
+    words: int = Field(default=3, ge=1)
+    """Words per answer."""
+
+
+class ToyEngine(FakeEngine):
+    """The fake engine's timing under another name, with its own options."""
+
+    engine_id = "toy"
+    options: ToyOptions
+
+    def describe(self):
+        described = super().describe()
+        engine = described.engine.model_copy(update={"id": "toy"})
+        return dataclasses.replace(described, engine=engine)
+
+
+def test_add_an_engine(tmp_path, monkeypatch):
+    # 1. the engine module; 2. its options model; 3. ENGINES and ENGINE_OPTIONS.
+    monkeypatch.setitem(registry.ENGINES, "toy", "tests.test_recipes:ToyEngine")
+    monkeypatch.setitem(registry.ENGINE_OPTIONS, "toy", ToyOptions)
+    plan = make_plan(engine="toy")
+    plan = plan.model_copy(
+        update={
+            "conditions": [
+                c.model_copy(update={"engine_options": {"words": 5}}) for c in plan.conditions
+            ]
+        }
+    )
+    result = run_campaign(plan, tmp_path / "data")
+    campaigns, issues = read_campaigns(tmp_path / "data")
+    assert not issues and result.failed == 0
+    assert {r.provenance.engine.id for r in campaigns[0].records} == {"toy"}
+    assert render_site(tmp_path / "data", PROJECT).records == len(campaigns[0].records)
+    bad = make_plan(engine="toy")
+    bad = bad.model_copy(
+        update={
+            "conditions": [
+                c.model_copy(update={"engine_options": {"wrds": 5}}) for c in bad.conditions
+            ]
+        }
+    )
+    with pytest.raises(ConfigError, match="'toy' has no option 'wrds'"):
+        registry.validate_engine_options(bad)
 
 
 def test_add_a_page(project, data, monkeypatch):
