@@ -1,8 +1,9 @@
 """``sitegen build``: records → validation → statistics → pages → a new archived version.
 
 Every stage before ``publish`` works in memory; the site is written only when every
-campaign has been read and validated and every page rendered and checked, so a failed
-build leaves the previous site as it was. A build whose inputs (records, plans, content,
+campaign has been read and validated and every page rendered and checked, and it
+replaces the previous site in one atomic step, so a failed or killed build leaves the
+previous site as it was (see ``publish.release``). A build whose inputs (records, plans, content,
 theme, sitegen and renderer versions, label) are those of the site in place does nothing.
 """
 
@@ -16,14 +17,15 @@ from pathlib import Path
 from typing import Literal
 
 import sitegen
-from sitegen.errors import DataError
+from sitegen.errors import DataError, Issue
 from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import VersionBuild
 from sitegen.pages.render import render_docs
 from sitegen.publish.archive import check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
 from sitegen.publish.marker import BuildMarker, read_build_marker
-from sitegen.publish.site import publish_version
+from sitegen.publish.release import exclusive_site
+from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import CAMPAIGNS_DIR, read_campaigns
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import validate_campaigns
@@ -72,7 +74,10 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     """Read → validate → compute → render → check every page; raises ``DataError``
     listing every problem. Writes nothing (``sitegen check`` is exactly this)."""
     campaigns, issues = read_campaigns(data_dir)
+    campaigns = [c for c in campaigns if c.annotations.publish]
     issues += validate_campaigns(campaigns)
+    if not campaigns and not issues:
+        issues.append(Issue(str(data_dir), "every campaign is marked publish: false", "data"))
     if issues:
         raise DataError(issues)
     catalogs = load_catalogs(project_dir / "theme")
@@ -96,19 +101,34 @@ def build_site(
     rendered = render_site(data_dir, project_dir)
     data_epoch, default_label = latest_record_time(rendered.reports)
     label = version or check_label(default_label)
-    published = read_archive(site_dir)
-    figures = headline_figures(rendered.reports)
-    changes = compare(predecessor(published, label, data_epoch), figures)
-    docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs, project_dir)}
     marker = BuildMarker(
         inputs_sha256=inputs_sha256,
         version=label,
         campaigns=len(rendered.reports),
         records=rendered.records,
     )
-    build = VersionBuild(label, data_epoch, docs, rendered.reports, rendered.catalogs, figures)
-    outcome = publish_version(build, project_dir, site_dir, published, marker)
+    outcome = publish(rendered, label, data_epoch, marker, project_dir, site_dir)
     return BuildResult(site_dir, label, outcome, marker.campaigns, marker.records)
+
+
+def publish(
+    rendered: RenderedSite,
+    label: str,
+    data_epoch: int,
+    marker: BuildMarker,
+    project_dir: Path,
+    site_dir: Path,
+) -> Outcome:
+    """Add the changelog and publish, holding the site's lock (another build publishing
+    makes this one fail at once with ``LockedError``). The archive is read under the lock,
+    so a version published while this build rendered is kept."""
+    figures = headline_figures(rendered.reports)
+    with exclusive_site(site_dir) as home:
+        published = read_archive(home.site)
+        changes = compare(predecessor(published, label, data_epoch), figures)
+        docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs, project_dir)}
+        build = VersionBuild(label, data_epoch, docs, rendered.reports, rendered.catalogs, figures)
+        return publish_version(build, project_dir, home, published, marker)
 
 
 def latest_record_time(reports: list[Report]) -> tuple[int, str]:

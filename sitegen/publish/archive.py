@@ -94,12 +94,20 @@ class PublishedVersion:
 
 def read_archive(site_dir: Path) -> list[PublishedVersion]:
     """Every version published in ``site_dir``, verified byte for byte against its
-    manifest; oldest first."""
+    manifest; oldest first. A version the site's list names whose directory is gone stops
+    the build: a build never publishes fewer versions than the site holds."""
     versions_dir = site_dir / VERSIONS_DIR
-    if not versions_dir.is_dir():
-        return []
+    directories = (
+        sorted(p for p in versions_dir.iterdir() if p.is_dir()) if versions_dir.is_dir() else []
+    )
+    missing = sorted(set(_listed_labels(site_dir, directories)) - {d.name for d in directories})
+    if missing:
+        raise ArchiveError(
+            f"published version(s) {', '.join(missing)} listed in {site_dir / VERSIONS_FILE} "
+            f"are missing from {versions_dir}; restore them from a backup before building"
+        )
     published = []
-    for directory in sorted(p for p in versions_dir.iterdir() if p.is_dir()):
+    for directory in directories:
         version = PublishedVersion.from_manifest(directory / VERSION_MANIFEST)
         if version.label != directory.name:
             raise ArchiveError(
@@ -108,6 +116,20 @@ def read_archive(site_dir: Path) -> list[PublishedVersion]:
         _verify(site_dir, directory, version)
         published.append(version)
     return sorted(published, key=lambda v: v.sort_key)
+
+
+def _listed_labels(site_dir: Path, directories: list[Path]) -> list[str]:
+    """The labels of the site's ``versions.json`` (none for a site yet to be built)."""
+    listing = site_dir / VERSIONS_FILE
+    if not directories and not listing.exists():
+        return []
+    try:
+        return [entry["version"] for entry in json.loads(listing.read_bytes())]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ArchiveError(
+            f"cannot read the version list {listing}: {exc}; restore it from a backup before "
+            "building"
+        ) from exc
 
 
 def _verify(site_dir: Path, directory: Path, version: PublishedVersion) -> None:

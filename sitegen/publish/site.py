@@ -1,10 +1,9 @@
 """Publishing one rendered version: it goes into a staging site next to the archived
-versions carried over from the current site, and the staging site replaces the previous
-one only when it is complete."""
+versions carried over from the current site, and the staging site is switched in (see
+``release``) only when it is complete."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Literal
@@ -20,6 +19,7 @@ from sitegen.publish.archive import (
     write_root,
 )
 from sitegen.publish.marker import BuildMarker, write_build_marker
+from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
 from sitegen.site_layout import SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
 
 Outcome = Literal["published", "unchanged"]
@@ -38,23 +38,22 @@ def shared_assets(project_dir: Path) -> dict[str, bytes]:
 def publish_version(
     build: VersionBuild,
     project_dir: Path,
-    site_dir: Path,
+    home: SiteHome,
     published: list[PublishedVersion],
     marker: BuildMarker,
 ) -> Outcome:
-    """Render ``build`` and publish it next to the ``published`` versions of ``site_dir``.
+    """Render ``build`` and publish it next to the ``published`` versions of the site.
 
-    An already published label with the same bytes is left as it is; with other bytes it
-    is refused before anything is written.
+    Runs inside ``exclusive_site`` (which gives ``home``). An already published label
+    with the same bytes is left as it is; with other bytes it is refused before anything
+    is written.
     """
-    site_dir = site_dir.resolve()
-    site_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = site_dir.parent / f".{site_dir.name}.staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = new_staging(home)
     try:
         site = staging / "site"
         version_dir = site / VERSIONS_DIR / build.label
         render_version(build, project_dir, staging, version_dir)
+        kill_point("after-render")
         shared = shared_assets(project_dir)
         version = PublishedVersion(
             build.label,
@@ -66,15 +65,16 @@ def publish_version(
         existing = next((v for v in published if v.label == build.label), None)
         if existing is not None:
             _require_identical(existing, version)
-            write_build_marker(site_dir, marker)
+            write_build_marker(home.site, marker)
             return "unchanged"
         (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
         for other in published:
-            link_tree(site_dir / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
-        _write_shared(site_dir, site, published, shared)
+            link_tree(home.site / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
+        _write_shared(home.site, site, published, shared)
         write_root(site, [*published, version], CONTENT_SECURITY_POLICY)
         write_build_marker(site, marker)
-        _swap_in(site, site_dir)
+        kill_point("after-release-written")
+        switch(home, site)
         return "published"
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -118,11 +118,3 @@ def _write_shared(
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-
-
-def _swap_in(new_site: Path, site_dir: Path) -> None:
-    retired = site_dir.with_name(f".{site_dir.name}.old-{os.getpid()}")
-    if site_dir.exists():
-        site_dir.rename(retired)
-    new_site.rename(site_dir)
-    shutil.rmtree(retired, ignore_errors=True)

@@ -151,7 +151,14 @@ def test_republishing_a_label_with_other_content_is_refused_and_writes_nothing(a
     with pytest.raises(ArchiveError, match="version 'v2' is already published with different"):
         build_site(data, site, PROJECT, version="v2")
     assert tree_bytes(site) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "site"]  # no staging left
+    # The lock and the (empty) releases folder; no staging left.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".site.lock",
+        ".site.releases",
+        "data",
+        "site",
+    ]
+    assert list((tmp_path / ".site.releases").iterdir()) == []
     # The same records under a new label are fine.
     assert build_site(data, site, PROJECT, version="v3").outcome == "published"
     assert tree_bytes(site / "v" / "v2") == {
