@@ -1,7 +1,7 @@
 """Command line: a thin shell over importable functions.
 
-Every ``SitegenError`` is printed as its message with exit code 1 (``--debug``
-shows the traceback); heavy modules are imported inside the commands.
+Every ``SitegenError`` is printed as its message with exit code 1 (``measure``: 2;
+``--debug`` shows the traceback); heavy modules are imported inside the commands.
 """
 
 from __future__ import annotations
@@ -13,9 +13,37 @@ from pathlib import Path
 
 from sitegen.errors import SitegenError
 
+EXIT_OK = 0
+EXIT_ERROR = 1
+"""Any command but ``measure``: the printed error stopped it."""
+EXIT_MEASURE_REFUSED = 2
+"""``measure`` refused to run or stopped at the printed error."""
+EXIT_MEASURE_INCOMPLETE = 3
+"""``measure`` ran, but some planned trials have no ok record (failed or pending)."""
+EXIT_INTERRUPTED = 130
 
-def _measure(args: argparse.Namespace) -> None:
-    from sitegen.measure import run_campaign
+MEASURE_EPILOG = f"""\
+Every attempt is kept as a record. A planned trial whose latest attempt failed is tried
+again by the next run, as a new record (attempt 2, 3 ...); a trial with an ok record is
+never run again. A condition whose engine fails several trials in a row (will not load,
+or fails as a whole) is stopped: its other trials are left pending for the next run.
+Before appending, the campaign is checked against its manifest.json; one measure at a
+time holds a campaign.
+
+exit status:
+  {EXIT_OK}    every planned trial has an ok record
+  {EXIT_MEASURE_INCOMPLETE}    some planned trials failed or are still pending; run the same
+       command again to retry them
+  {EXIT_MEASURE_REFUSED}    refused or stopped by the printed error: invalid plan or engine
+       options, the campaign held by another measure, files that do not match the
+       campaign's manifest.json, a file that cannot be read or written (nothing
+       recorded is lost)
+  {EXIT_INTERRUPTED}  interrupted; run the same command again to resume
+"""
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from sitegen.measure import MAX_CONSECUTIVE_ENGINE_FAILURES, run_campaign
     from sitegen.plan.demo import DEMO_PLANS
     from sitegen.plan.io import load_plan
 
@@ -34,15 +62,32 @@ def _measure(args: argparse.Namespace) -> None:
             flush=True,
         )
 
+    code = EXIT_OK
     for plan in plans:
         started = time.monotonic()
         result = run_campaign(plan, args.data, progress=progress)
         print(
             f"campaign {result.directory}: {result.written} trial(s) run, {result.skipped} "
             f"already recorded, {result.failed} failed"
+            + (f", {result.retried} retried" if result.retried else "")
             + (f", {result.resume_warmups} resume warm-up(s)" if result.resume_warmups else "")
             + f", {time.monotonic() - started:.1f} s"
         )
+        for stop in result.stopped:
+            print(
+                f"condition {stop.condition_id} stopped after {MAX_CONSECUTIVE_ENGINE_FAILURES} "
+                f"engine failures in a row ({stop.reason}); {stop.left_pending} of its "
+                "trial(s) left pending",
+                file=sys.stderr,
+            )
+        if result.incomplete:
+            print(
+                f"{result.incomplete} planned trial(s) of {result.directory.name} have no ok "
+                "record (failed or pending); run the same command again to retry them",
+                file=sys.stderr,
+            )
+            code = EXIT_MEASURE_INCOMPLETE
+    return code
 
 
 def _build(args: argparse.Namespace) -> None:
@@ -105,7 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    measure = commands.add_parser("measure", help="run a campaign (default: the built-in demo)")
+    measure = commands.add_parser(
+        "measure",
+        help="run a campaign (default: the built-in demo)",
+        description="Run every planned trial that has no ok record yet, appending one record "
+        "per attempt to data/campaigns/<name>-<hash>/records.jsonl.",
+        epilog=MEASURE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     measure.add_argument("--plan", type=Path, help="plan file (YAML, TOML or JSON)")
     measure.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     measure.set_defaults(func=_measure)
@@ -148,16 +200,16 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     try:
-        args.func(args)
+        code = args.func(args)
     except SitegenError as exc:
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_MEASURE_REFUSED if args.func is _measure else EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
-    return 0
+        return EXIT_INTERRUPTED
+    return code or EXIT_OK
 
 
 if __name__ == "__main__":

@@ -36,6 +36,11 @@ class LockedError(SitegenError):
     """Another sitegen process holds the campaign or the site."""
 
 
+class IntegrityError(SitegenError):
+    """A campaign on disk does not match its manifest or holds an unreadable record, so
+    ``measure`` refuses to append to it (and never re-signs it)."""
+
+
 class BuildError(SitegenError):
     """The renderer failed; the previous site is untouched."""
 

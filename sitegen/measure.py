@@ -1,8 +1,12 @@
 """``sitegen measure``: plan → engine → records.
 
-Trials already recorded are skipped, so an interrupted campaign resumes where it
-stopped. A failed request, a missed input length or an engine that will not load
-becomes a ``failed`` record (failed requests are data) and the campaign goes on.
+Trials with an ok record are skipped, so an interrupted campaign resumes where it
+stopped. A failed request, a missed input length or an engine that will not load becomes
+a ``failed`` record (failed requests are data) and the campaign goes on; a later run
+tries each planned trial whose latest attempt failed again, as a new attempt, keeping
+the failed one. A condition whose engine failed ``MAX_CONSECUTIVE_ENGINE_FAILURES``
+trials in a row (an outage) is stopped for this run: its remaining trials are left
+pending for the next run rather than burnt as failed records.
 """
 
 from __future__ import annotations
@@ -12,22 +16,23 @@ import platform
 import socket
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from sitegen import __version__
 from sitegen.engine.base import Engine, EngineDescription, GenerationRequest, StreamChunk, StreamEnd
 from sitegen.engine.memory import PeakMemorySampler
-from sitegen.engine.registry import get_engine_class
-from sitegen.errors import SitegenError
+from sitegen.engine.registry import get_engine_class, validate_engine_options
+from sitegen.errors import SitegenError, StorageError
 from sitegen.plan.expand import TrialSpec, expand_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
-from sitegen.records.campaign import CampaignStore
+from sitegen.records.campaign import CAMPAIGNS_DIR, CampaignStore
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.models import (
     EngineInfo,
@@ -39,6 +44,21 @@ from sitegen.records.models import (
     TrialRecord,
 )
 
+MAX_CONSECUTIVE_ENGINE_FAILURES = 3
+"""Trials of one condition in a row whose engine would not load or failed as a whole
+(``EngineError`` during the request) before the condition is stopped for this run."""
+
+
+@dataclass(frozen=True)
+class StoppedCondition:
+    """A condition stopped after consecutive engine failures; its trials stay pending."""
+
+    condition_id: str
+    reason: str
+    """The last failure."""
+    left_pending: int
+    """Planned trials of the condition not attempted in this run."""
+
 
 @dataclass(frozen=True)
 class CampaignResult:
@@ -46,10 +66,17 @@ class CampaignResult:
 
     directory: Path
     written: int
-    """Planned trials run now."""
+    """Planned trials attempted now (first attempts and retries)."""
     skipped: int
-    """Planned trials already recorded by an earlier invocation."""
+    """Planned trials that already had an ok record."""
     failed: int
+    """Planned trials attempted now whose attempt failed (kept as records)."""
+    retried: int = 0
+    """Planned trials attempted again because their latest attempt had failed."""
+    incomplete: int = 0
+    """Planned trials still without an ok record: failed now or left pending."""
+    stopped: list[StoppedCondition] = field(default_factory=list)
+    """Conditions stopped after consecutive engine failures."""
     resume_warmups: int = 0
     """Extra warm-ups run because a resumed condition's model was loaded anew."""
 
@@ -58,33 +85,82 @@ Progress = Callable[[int, int, TrialRecord], None]
 
 
 def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -> CampaignResult:
-    """Run every planned trial that has no record yet, appending one record per trial."""
-    store = CampaignStore.open(data_dir / "campaigns", plan)
-    done = store.completed_trial_ids()
+    """Attempt every planned trial without an ok record, appending one record per attempt.
+
+    Nothing is created on disk for an invalid plan or engine option. The campaign is
+    locked for the whole run and checked against its manifest before anything is appended
+    (``LockedError``, ``IntegrityError``)."""
+    validate_engine_options(plan)
+    engine_class = get_engine_class(plan.engine)
+    with CampaignStore.open(data_dir / CAMPAIGNS_DIR, plan) as store:
+        result = _run(plan, store, engine_class, progress)
+        store.sign()  # covers what the engine logged after the last record
+    return result
+
+
+def _run(
+    plan: Plan, store: CampaignStore, engine_class: type[Engine], progress: Progress | None
+) -> CampaignResult:
+    latest = store.latest_attempts()
     planned = expand_trials(plan)
-    pending = [trial for trial in planned if trial.trial_id not in done]
-    planned_pending = len(pending)
-    pending = with_resume_warmups(plan, pending, done)
-    failed = 0
-    with native_output_to(store.directory / "logs" / "engine.log"):
-        runner = _Runner(plan, store)
+    pending = [t for t in planned if _needs_attempt(latest.get(t.trial_id))]
+    queue = with_resume_warmups(plan, pending, set(latest))
+    planned_ids = {trial.trial_id for trial in pending}
+    total = len(queue)
+    attempted = succeeded = failed = retried = 0
+    streaks: Counter[str] = Counter()
+    stopped: list[StoppedCondition] = []
+    stopped_ids: set[str] = set()
+    with native_output_to(store.engine_log_path):
+        runner = _Runner(plan, store, engine_class)
         try:
-            for index, trial in enumerate(pending, start=1):
-                record = runner.run(trial, keep_loaded=_conditions_after(pending, index))
+            for position, trial in enumerate(queue):
+                if trial.condition_id in stopped_ids:
+                    continue
+                previous = latest.get(trial.trial_id)
+                attempt = previous.attempt + 1 if previous else 1
+                keep = _conditions_after(queue, position + 1) - stopped_ids
+                record, engine_failed = runner.run(trial, attempt, keep_loaded=keep)
                 store.append(record)
-                failed += record.status == "failed"
+                attempted += 1
+                if trial.trial_id in planned_ids:
+                    succeeded += record.status == "ok"
+                    failed += record.status == "failed"
+                    retried += previous is not None
+                condition_id = trial.condition_id
+                streaks[condition_id] = streaks[condition_id] + 1 if engine_failed else 0
+                if streaks[condition_id] >= MAX_CONSECUTIVE_ENGINE_FAILURES:
+                    # An outage: leave the condition's other trials pending, not burnt.
+                    rest = [t for t in queue[position + 1 :] if t.condition_id == condition_id]
+                    if rest:
+                        total -= len(rest)
+                        stopped_ids.add(condition_id)
+                        stopped.append(
+                            StoppedCondition(
+                                condition_id,
+                                record.failure_reason or "",
+                                sum(t.trial_id in planned_ids for t in rest),
+                            )
+                        )
                 if progress:
-                    progress(index, len(pending), record)
+                    progress(attempted, total, record)
         finally:
             runner.close_all()
-    store.write_manifest()
     return CampaignResult(
-        store.directory,
-        planned_pending,
-        len(planned) - planned_pending,
-        failed,
-        len(pending) - planned_pending,
+        directory=store.directory,
+        written=succeeded + failed,
+        skipped=len(planned) - len(pending),
+        failed=failed,
+        retried=retried,
+        incomplete=len(pending) - succeeded,
+        stopped=stopped,
+        resume_warmups=attempted - succeeded - failed,
     )
+
+
+def _needs_attempt(latest: TrialRecord | None) -> bool:
+    """Never recorded, or its latest attempt failed."""
+    return latest is None or latest.status == "failed"
 
 
 RESUME_WARMUP = "resume-warmup"
@@ -125,11 +201,14 @@ def with_resume_warmups(plan: Plan, pending: list[TrialSpec], done: set[str]) ->
 def native_output_to(log_path: Path) -> Iterator[None]:
     """Send what native engine code prints on file descriptor 2 to the campaign's log
     (an artifact listed in the manifest); Python's ``sys.stderr`` keeps the terminal."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        log = log_path.open("ab")
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "open the engine log", log_path) from exc
     sys.stderr.flush()
     saved_fd = os.dup(2)
     python_stderr = sys.stderr
-    with log_path.open("ab") as log:
+    with log:
         os.dup2(log.fileno(), 2)
         sys.stderr = os.fdopen(
             os.dup(saved_fd), "w", buffering=1, encoding="utf-8", errors="replace"
@@ -148,35 +227,39 @@ def _conditions_after(pending: list[TrialSpec], index: int) -> set[str]:
 
 
 class _Runner:
-    def __init__(self, plan: Plan, store: CampaignStore) -> None:
+    def __init__(self, plan: Plan, store: CampaignStore, engine_class: type[Engine]) -> None:
         self.plan = plan
         self.store = store
-        self.engine_class = get_engine_class(plan.engine)
+        self.engine_class = engine_class
         self.engines: dict[str, Engine] = {}
         self.descriptions: dict[str, EngineDescription] = {}
-        self.load_errors: dict[str, str] = {}
         self.prompts: dict[str, str] = {}
         self.host = _host_info()
         self.env = {name: os.environ.get(name) for name in plan.record_env}
         self.conditions = {c.id: c for c in plan.conditions}
         self.items = plan_items(plan)
 
-    def engine_for(self, condition: ConditionSpec) -> Engine | None:
-        if condition.id not in self.engines and condition.id not in self.load_errors:
+    def engine_for(self, condition: ConditionSpec) -> Engine | str:
+        """The loaded engine of ``condition``, or why it would not load. A failed load is
+        not remembered: the next trial tries again, as an outage may be over."""
+        if condition.id not in self.engines:
             try:
                 engine = self.engine_class(self.plan, condition)
             except SitegenError as exc:
-                self.load_errors[condition.id] = f"load failure: {exc}"
-                return None
+                return f"load failure: {exc}"
             self.engines[condition.id] = engine
             self.descriptions[condition.id] = engine.describe()
-        return self.engines.get(condition.id)
+        return self.engines[condition.id]
 
     def close_all(self, keep: set[str] = frozenset()) -> None:
         for condition_id in [c for c in self.engines if c not in keep]:
             self.engines.pop(condition_id).close()
 
-    def run(self, trial: TrialSpec, keep_loaded: set[str]) -> TrialRecord:
+    def run(
+        self, trial: TrialSpec, attempt: int, keep_loaded: set[str]
+    ) -> tuple[TrialRecord, bool]:
+        """The record of one attempt, and whether the engine as a whole failed (would not
+        load, or raised during the request) rather than this one request."""
         condition = self.conditions[trial.condition_id]
         # Sequential blocks: free the previous condition's model before loading the next.
         self.close_all(keep=keep_loaded | {condition.id})
@@ -187,6 +270,7 @@ class _Runner:
             campaign_id=self.store.campaign_id,
             plan_sha256=self.store.plan_sha256,
             trial_id=trial.trial_id,
+            attempt=attempt,
             condition_id=trial.condition_id,
             input_id=trial.input_id,
             role=trial.role,
@@ -205,11 +289,11 @@ class _Runner:
             target_prompt_tokens=spec.target_prompt_tokens,
             prompt_tolerance_tokens=self.plan.prompt_tolerance_tokens,
         )
-        if engine is None:
+        if isinstance(engine, str):
             return TrialRecord(
                 **base,
                 status="failed",
-                failure_reason=self.load_errors[condition.id],
+                failure_reason=engine,
                 prompt_tokens=None,
                 prompt=spec.text,
                 metrics=None,
@@ -217,7 +301,7 @@ class _Runner:
                 text="",
                 reasoning_text="",
                 provenance=self._provenance(None),
-            )
+            ), True
         try:
             prompt = self.prompts.get(spec.item_id) or fit_prompt(
                 spec.text, spec.target_prompt_tokens, self.plan.filler, engine.count_tokens
@@ -241,6 +325,7 @@ class _Runner:
         end: StreamEnd | None = None
         metrics: TrialMetrics | None = None
         failure = prompt_error
+        engine_failed = False
         sampler = PeakMemorySampler(engine.memory_probes())
         if failure is None:
             with sampler:
@@ -252,7 +337,7 @@ class _Runner:
                         else:
                             chunks.append(event)
                 except SitegenError as exc:
-                    failure = f"engine failure: {exc}"
+                    failure, engine_failed = f"engine failure: {exc}", True
             if end is None:
                 failure = failure or "stream ended without an end event"
             else:
@@ -270,7 +355,7 @@ class _Runner:
             text="".join(c.answer for c in chunks),
             reasoning_text="".join(c.reasoning for c in chunks),
             provenance=self._provenance(self.descriptions[condition.id]),
-        )
+        ), engine_failed
 
     def _provenance(self, description: EngineDescription | None) -> Provenance:
         if description is None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+
 _TESTS = Path(__file__).parent
 SLOW_MODULES = (
     "browser",  # real headless Chromium
@@ -28,8 +30,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         in_slow_module = any(path == p or path.is_relative_to(p) for p in slow_paths)
         if in_slow_module or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 
 
 def make_plan(**overrides) -> Plan:

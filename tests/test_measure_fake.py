@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
+from sitegen.plan.io import campaign_id
 from sitegen.plan.models import ConditionSpec
-from sitegen.records.campaign import CampaignStore, read_campaign
+from sitegen.records import campaign as campaign_store
+from sitegen.records.campaign import read_campaign, verify_campaign
 from sitegen.validation import validate_campaigns
 from tests.conftest import make_plan
 
@@ -20,37 +24,51 @@ def test_full_campaign_and_manifest(tmp_path, fake_plan):
     result = run_campaign(fake_plan, tmp_path)
     lines = _lines(result.directory)
     assert len(lines) == len(expand_trials(fake_plan)) == result.written
+    assert result.incomplete == 0 and result.retried == 0 and not result.stopped
     record = json.loads(lines[1])
     assert record["schema_version"] == 1 and list(record)[0] == "schema_version"
+    assert record["attempt"] == 1
     padded = next(json.loads(line) for line in lines if '"input_id":"padded"' in line)
     assert abs(padded["prompt_tokens"] - 40) <= 4 and "not to be used" in padded["prompt"]
     manifest = json.loads((result.directory / "manifest.json").read_text())
-    assert manifest["record_count"] == len(lines)
+    assert manifest["record_count"] == len(lines) and manifest["pending_record_sha256"] is None
     assert {a["path"] for a in manifest["artifacts"]} == {
         "plan.json",
         "records.jsonl",
         "logs/engine.log",
     }
+    assert (result.directory / ".lock").is_file()  # a dot-file: never listed
 
 
-def test_resume_truncates_torn_tail_without_duplicates(tmp_path, fake_plan):
-    result = run_campaign(fake_plan, tmp_path)
-    lines = _lines(result.directory)
-    # Simulate a kill: 5 complete records and half of the sixth.
-    torn = "\n".join(lines[:5]) + "\n" + lines[5][: len(lines[5]) // 2]
-    (result.directory / "records.jsonl").write_text(torn, encoding="utf-8")
+def test_resume_truncates_torn_tail_without_duplicates(tmp_path, fake_plan, monkeypatch):
+    planned = [t.trial_id for t in expand_trials(fake_plan)]
+    real_write_all = campaign_store._write_all
+    appends = 0
+
+    def killed_while_writing_the_sixth(fd, data):
+        nonlocal appends
+        appends += 1
+        if appends < 6:
+            return real_write_all(fd, data)
+        real_write_all(fd, data[: len(data) // 2])
+        raise KeyboardInterrupt  # the kill: half a line on disk, no newline
+
+    monkeypatch.setattr(campaign_store, "_write_all", killed_while_writing_the_sixth)
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(fake_plan, tmp_path)
+    monkeypatch.undo()
+    directory = tmp_path / "campaigns" / campaign_id(fake_plan)
+    torn = (directory / "records.jsonl").read_bytes()
+    assert torn.count(b"\n") == 5 and not torn.endswith(b"\n")
+
     again = run_campaign(fake_plan, tmp_path)
-    assert again.skipped == 5 and again.written == len(lines) - 5
+    assert again.skipped == 5 and again.written == len(planned) - 5 and again.incomplete == 0
     # The interrupted condition's model is loaded anew, so it is warmed up again first.
     assert again.resume_warmups == 1
-    ids = [json.loads(line)["trial_id"] for line in _lines(result.directory)]
-    assert (
-        ids[5] == "off/resume-warmup-1-0"
-        and ids[6] == lines[5].split('"trial_id":"')[1].split('"')[0]
-    )
-    assert sorted(i for i in ids if "resume-warmup" not in i) == sorted(
-        t.trial_id for t in expand_trials(fake_plan)
-    )
+    ids = [json.loads(line)["trial_id"] for line in _lines(directory)]
+    assert ids[5] == "off/resume-warmup-1-0" and ids[6] == planned[5]  # redone once
+    assert [i for i in ids if "resume-warmup" not in i] == planned
+    verify_campaign(directory)
     finished = run_campaign(fake_plan, tmp_path)
     assert finished.written == 0 and finished.resume_warmups == 0
 
@@ -70,7 +88,7 @@ def test_engine_error_and_missed_length_become_failed_records(tmp_path):
     assert all(r["status"] == "ok" for r in records if r["input_id"] == "short")
 
 
-def test_load_failure_is_recorded_per_trial(tmp_path, monkeypatch):
+def test_load_failures_are_recorded_until_the_condition_stops(tmp_path, monkeypatch):
     from sitegen.engine import fake
     from sitegen.errors import EngineError
 
@@ -81,16 +99,24 @@ def test_load_failure_is_recorded_per_trial(tmp_path, monkeypatch):
     plan = make_plan()
     result = run_campaign(plan, tmp_path)
     records = [json.loads(line) for line in _lines(result.directory)]
-    assert len(records) == len(expand_trials(plan))
+    # Each attempt tries to load again; after 3 in a row the condition's trials stay pending.
+    assert [r["trial_id"] for r in records] == [
+        "off/warmup-0",
+        "off/short/r0",
+        "off/short/r1",
+        "on/warmup-0",
+        "on/short/r0",
+        "on/short/r1",
+    ]
     assert all(r["status"] == "failed" and "load failure" in r["failure_reason"] for r in records)
+    assert [(s.condition_id, s.left_pending) for s in result.stopped] == [("off", 4), ("on", 4)]
+    assert result.failed == 6 and result.incomplete == len(expand_trials(plan))
 
 
 def test_records_validate_but_fake_engine_is_never_publishable(tmp_path, fake_plan):
     run_campaign(fake_plan, tmp_path)
     issues = []
-    campaign = read_campaign(
-        CampaignStore.open(tmp_path / "campaigns", fake_plan).directory, issues
-    )
+    campaign = read_campaign(tmp_path / "campaigns" / campaign_id(fake_plan), issues)
     assert len(campaign.records) == len(expand_trials(fake_plan)) and not issues
     issues = validate_campaigns([campaign])
     assert issues and all(i.rule == "C-ENGINE" and "test engine" in i.message for i in issues)

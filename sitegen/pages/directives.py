@@ -8,6 +8,7 @@ there; every figure, table, chart and number comes from a directive such as
 
 from __future__ import annotations
 
+import html
 import inspect
 import math
 import re
@@ -99,11 +100,13 @@ _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!])")
 
 
 def markdown_inline_text(text: str) -> Markup:
-    """Untrusted one-line text placed in Markdown source: HTML-escaped (entities stay
-    literal: ``&`` is escaped too) and every Markdown punctuation character
-    backslash-escaped; line breaks become spaces."""
+    """Untrusted one-line text placed in Markdown source: ``&``, ``<`` and ``>`` escaped
+    (so entities stay literal) and every Markdown punctuation character backslash-escaped;
+    line breaks become spaces."""
     flat = " ".join(str(text).split())
-    return Markup(_MARKDOWN_PUNCTUATION.sub(r"\\\1", str(escape(flat))))
+    # Only &, < and > become entities: their names hold no Markdown punctuation, so the
+    # backslashes below never split an entity (quotes need no escaping in element text).
+    return Markup(_MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(flat, quote=False)))
 
 
 def text_block(text: str) -> Markup:

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from sitegen.models import StrictModel
-from sitegen.text import Bilingual
+from sitegen.text import Bilingual, NonBlank
 
 ANNOTATIONS_FILE = "annotations.yaml"
 
@@ -83,7 +83,7 @@ class Annotations(StrictModel):
     failed); its records stay on disk."""
     review: Literal["human", "automated", "none"] = "none"
     """Who reviewed the full answers (C-REVIEW)."""
-    reviewer: str | None = None
+    reviewer: NonBlank | None = None
     """Name of the person or tool, when review is not ``none``."""
     random_examples: RandomExamples = RandomExamples(count=3, seed=0)
     """Randomly drawn examples (C-EXAMPLE)."""

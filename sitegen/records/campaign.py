@@ -2,12 +2,25 @@
 
 Layout: ``plan.json`` (canonical bytes; its SHA-256 is the plan hash), append-only
 ``records.jsonl``, ``annotations.yaml`` (declarations added after measuring),
-``logs/engine.log`` and ``manifest.json`` (every file with its SHA-256).
+``logs/engine.log``, ``manifest.json`` (the other files with their SHA-256) and ``.lock``
+(held by the one ``measure`` writing the campaign; dot-files are never listed).
 
-Records are appended and flushed one by one (fsync), so a killed ``measure`` loses at
-most the line being written; reopening truncates that torn tail and the runner redoes
-just that trial. Reading collects every problem as an ``Issue`` naming the file, the
-record and the field; ``verify_campaign`` re-hashes a copy against its manifest.
+Records are appended and flushed one by one (fsync), and the manifest is re-signed after
+every record, so it always covers what ``measure`` wrote:
+
+1. the manifest announces the SHA-256 of the line about to be appended
+   (``pending_record_sha256``),
+2. the line is appended and synced,
+3. the manifest is rewritten with the longer file and the announcement cleared.
+
+Before appending, ``measure`` checks the campaign against its manifest and refuses any
+mismatch, so it never signs what it did not write. A kill leaves at most: a torn last line
+without newline (truncated: that trial is run again), one whole line after the signed
+bytes (accepted only if it is the announced one) and log output after the signed bytes
+(``logs/engine.log`` only grows; what native engine code printed before the kill is
+kept). Signed bytes never change; ``verify_campaign`` checks a copy exactly.
+
+Reading collects every problem as an ``Issue`` naming the file, the record and the field.
 """
 
 from __future__ import annotations
@@ -15,13 +28,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
-from sitegen.errors import DataError, Issue, pydantic_issues
+from sitegen.errors import DataError, IntegrityError, Issue, StorageError, pydantic_issues
+from sitegen.lock import exclusive_lock
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
@@ -35,8 +51,15 @@ from sitegen.records.models import (
 PLAN_FILE = "plan.json"
 RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
+ENGINE_LOG = "logs/engine.log"
+LOCK_FILE = ".lock"
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
+RULE = "manifest"
+"""Rule id of the issues found checking a campaign against its manifest."""
+GROWING_FILES = frozenset({RECORDS_FILE, ENGINE_LOG})
+"""Files that only grow while measuring: on resume their signed bytes must be unchanged,
+and bytes after them are what a killed ``measure`` left."""
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -57,72 +80,336 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-class CampaignStore:
-    """Append-only storage of one campaign."""
+class _GrowingDigest:
+    """SHA-256 and size of a file that only grows, extended with just the new bytes (so
+    re-signing after every record does not re-hash the whole campaign)."""
 
-    def __init__(self, directory: Path, plan: Plan) -> None:
+    def __init__(self, relative: str, digest: hashlib._Hash | None = None, size: int = 0):
+        self.relative = relative
+        self.digest = digest or hashlib.sha256()
+        self.size = size
+
+    def add(self, data: bytes) -> None:
+        self.digest.update(data)
+        self.size += len(data)
+
+    def catch_up(self, directory: Path) -> None:
+        """Hash what was appended to the file since the last call."""
+        path = directory / self.relative
+        try:
+            with path.open("rb") as handle:
+                handle.seek(self.size)
+                while block := handle.read(1 << 20):
+                    self.add(block)
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "read", path) from exc
+
+    def entry(self) -> ArtifactEntry:
+        return ArtifactEntry(
+            path=self.relative, sha256=self.digest.hexdigest(), size_bytes=self.size
+        )
+
+
+def _prefix_digest(path: Path, size: int) -> tuple[hashlib._Hash, int]:
+    """The SHA-256 of the first ``size`` bytes of ``path``, and the file's whole size."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        left = size
+        while left and (block := handle.read(min(left, 1 << 20))):
+            digest.update(block)
+            left -= len(block)
+        return digest, os.fstat(handle.fileno()).st_size
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class CampaignStore:
+    """Append-only storage of one campaign, written by one ``measure`` at a time."""
+
+    def __init__(
+        self,
+        directory: Path,
+        plan: Plan,
+        records: list[TrialRecord],
+        plan_entry: ArtifactEntry,
+        records_digest: _GrowingDigest,
+        log_digest: _GrowingDigest,
+    ) -> None:
         self.directory = directory
         self.plan = plan
         self.campaign_id = campaign_id(plan)
         self.plan_sha256 = plan_sha256(plan)
         self.records_path = directory / RECORDS_FILE
+        self.engine_log_path = directory / ENGINE_LOG
+        self.records = records
+        """The records found on opening, in file order (not those appended since)."""
+        self._plan_entry = plan_entry
+        self._records_digest = records_digest
+        self._log_digest = log_digest
+        self._record_count = len(records)
 
     @classmethod
-    def open(cls, campaigns_dir: Path, plan: Plan) -> CampaignStore:
-        """Create the campaign directory, or reopen it to resume."""
-        store = cls(campaigns_dir / campaign_id(plan), plan)
-        store.directory.mkdir(parents=True, exist_ok=True)
-        plan_path = store.directory / PLAN_FILE
-        if not plan_path.exists():
-            # Canonical bytes: the file's own SHA-256 equals the plan hash.
-            write_atomic(plan_path, canonical_plan_json(plan).encode("utf-8"))
-        store._truncate_torn_tail()
+    @contextmanager
+    def open(cls, campaigns_dir: Path, plan: Plan) -> Iterator[CampaignStore]:
+        """Create the campaign directory, or reopen it to resume, and hold its lock until
+        the block ends. Raises ``LockedError`` if another process holds it and
+        ``IntegrityError`` if the files do not match the manifest."""
+        directory = campaigns_dir / campaign_id(plan)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError.from_os_error(
+                exc, "create the campaign directory", directory
+            ) from exc
+        with exclusive_lock(directory / LOCK_FILE, f"campaign {directory}"):
+            yield cls._reopen(directory, plan)
+
+    @classmethod
+    def _reopen(cls, directory: Path, plan: Plan) -> CampaignStore:
+        records_path = directory / RECORDS_FILE
+        manifest = _read_manifest(directory / MANIFEST_FILE)
+        try:
+            data = records_path.read_bytes() if records_path.exists() else b""
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "read", records_path) from exc
+        whole = data.rfind(b"\n") + 1  # a kill can tear the last line only
+        records, _, issues = parse_records(data[:whole], records_path)
+        if issues:
+            raise _refusal(issues)
+        if manifest is None:
+            store = cls._start(directory, plan, records)
+        else:
+            store = cls._resume(directory, plan, manifest, data[:whole], records)
+        if whole < len(data):
+            _truncate(records_path, whole)
+        store.sign()
         return store
 
-    def _truncate_torn_tail(self) -> None:
-        if not self.records_path.exists():
-            self.records_path.touch()
-            return
-        data = self.records_path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with self.records_path.open("r+b") as handle:
-                handle.truncate(data.rfind(b"\n") + 1)
+    @classmethod
+    def _start(cls, directory: Path, plan: Plan, records: list[TrialRecord]) -> CampaignStore:
+        """A new campaign, or one killed before its first manifest: nothing to sign yet."""
+        if records:
+            raise IntegrityError(
+                f"{directory / MANIFEST_FILE}: missing, but {RECORDS_FILE} holds "
+                f"{len(records)} record(s); measure does not sign records it cannot check "
+                "(restore the manifest, or measure into a new data directory)"
+            )
+        for path in _campaign_files(directory):
+            relative = path.relative_to(directory).as_posix()
+            # What a kill before the first manifest can leave: a plan, a torn line, an empty log.
+            left_by_a_kill = relative in (PLAN_FILE, RECORDS_FILE) or (
+                relative == ENGINE_LOG and not path.stat().st_size
+            )
+            if not left_by_a_kill:
+                raise IntegrityError(
+                    f"{path}: no {MANIFEST_FILE} lists it; measure does not sign files "
+                    "it did not write"
+                )
+        plan_path = directory / PLAN_FILE
+        # Canonical bytes: the file's own SHA-256 equals the plan hash.
+        plan_bytes = canonical_plan_json(plan).encode("utf-8")
+        try:
+            write_atomic(plan_path, plan_bytes)
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "write", plan_path) from exc
+        plan_entry = ArtifactEntry(
+            path=PLAN_FILE,
+            sha256=hashlib.sha256(plan_bytes).hexdigest(),
+            size_bytes=len(plan_bytes),
+        )
+        _create_empty(directory / RECORDS_FILE)
+        _create_empty(directory / ENGINE_LOG)
+        return cls(
+            directory,
+            plan,
+            [],
+            plan_entry,
+            _GrowingDigest(RECORDS_FILE),
+            _GrowingDigest(ENGINE_LOG),
+        )
 
-    def completed_trial_ids(self) -> set[str]:
-        """Trials that already have a record (measured, warm-up or failed)."""
-        with self.records_path.open(encoding="utf-8") as handle:
-            return {json.loads(line)["trial_id"] for line in handle if line.strip()}
+    @classmethod
+    def _resume(
+        cls,
+        directory: Path,
+        plan: Plan,
+        manifest: Manifest,
+        whole_lines: bytes,
+        records: list[TrialRecord],
+    ) -> CampaignStore:
+        """A campaign with a manifest: signed bytes unchanged, at most the announced
+        record after them."""
+        manifest_path = directory / MANIFEST_FILE
+        issues: list[Issue] = []
+        if manifest.plan_sha256 != plan_sha256(plan) or manifest.campaign_id != campaign_id(plan):
+            issues.append(
+                Issue(
+                    str(manifest_path),
+                    f"registers campaign {manifest.campaign_id} (plan sha256 "
+                    f"{manifest.plan_sha256}), not this plan's {campaign_id(plan)}",
+                    RULE,
+                )
+            )
+        issues += _artifact_issues(directory, manifest, GROWING_FILES)
+        signed = {entry.path: entry for entry in manifest.artifacts}
+        plan_entry = signed.get(PLAN_FILE)
+        if plan_entry is None or plan_entry.sha256 != plan_sha256(plan):
+            listed = plan_entry.sha256 if plan_entry else "nothing"
+            issues.append(
+                Issue(
+                    str(directory / PLAN_FILE),
+                    f"the manifest lists {listed}, this plan's sha256 is {plan_sha256(plan)}",
+                    RULE,
+                )
+            )
+        if issues:
+            raise _refusal(issues)
+        records_path = directory / RECORDS_FILE
+        records_signed = signed.get(RECORDS_FILE)
+        signed_size = records_signed.size_bytes if records_signed else 0
+        signed_lines = whole_lines[:signed_size].count(b"\n")
+        if signed_size > len(whole_lines):
+            raise _refusal(
+                [Issue(str(records_path), "the signed records end in the middle of a line", RULE)]
+            )
+        if signed_lines != manifest.record_count:
+            raise _refusal(
+                [
+                    Issue(
+                        str(records_path),
+                        f"{signed_lines} signed records, the manifest counts "
+                        f"{manifest.record_count}",
+                        RULE,
+                    )
+                ]
+            )
+        records_digest = _GrowingDigest(RECORDS_FILE)
+        records_digest.add(whole_lines[:signed_size])
+        unsigned = whole_lines[signed_size:]
+        if unsigned:
+            announced = manifest.pending_record_sha256
+            if unsigned.count(b"\n") > 1 or hashlib.sha256(unsigned).hexdigest() != announced:
+                raise _refusal(
+                    [
+                        Issue(
+                            f"{records_path}:{signed_lines + 1}",
+                            "appended after the manifest last signed the file and not the "
+                            "record measure announced; measure does not sign records it "
+                            "did not write",
+                            RULE,
+                        )
+                    ]
+                )
+            # Measure's own record, appended just before a kill: sign it now.
+            records_digest.add(unsigned)
+        log_signed = signed.get(ENGINE_LOG)
+        log_digest = _GrowingDigest(ENGINE_LOG)
+        if log_signed is not None:
+            log_path = directory / ENGINE_LOG
+            try:
+                prefix, _ = _prefix_digest(log_path, log_signed.size_bytes)
+            except OSError as exc:
+                raise StorageError.from_os_error(exc, "read", log_path) from exc
+            log_digest = _GrowingDigest(ENGINE_LOG, prefix, log_signed.size_bytes)
+        _create_empty(directory / RECORDS_FILE)
+        _create_empty(directory / ENGINE_LOG)
+        return cls(directory, plan, records, plan_entry, records_digest, log_digest)
+
+    def latest_attempts(self) -> dict[str, TrialRecord]:
+        """The latest recorded attempt of each trial (trial id → record)."""
+        latest: dict[str, TrialRecord] = {}
+        for record in self.records:
+            known = latest.get(record.trial_id)
+            if known is None or record.attempt > known.attempt:
+                latest[record.trial_id] = record
+        return latest
 
     def append(self, record: TrialRecord) -> None:
-        line = record.model_dump_json() + "\n"
-        with self.records_path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        """Announce the record in the manifest, append it (fsync), then sign it."""
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        self._write_manifest(self._manifest(pending=hashlib.sha256(line).hexdigest()))
+        try:
+            fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "append a record to", self.records_path) from exc
+        try:
+            _write_all(fd, line)
+            os.fsync(fd)
+        except OSError as exc:
+            # Drop the part that was written (disk full): the file stays whole records.
+            # Should even that fail, the next run repairs the torn line.
+            with suppress(OSError):
+                os.ftruncate(fd, self._records_digest.size)
+            raise StorageError.from_os_error(exc, "append a record to", self.records_path) from exc
+        finally:
+            os.close(fd)
+        self._records_digest.add(line)
+        self._record_count += 1
+        self.sign()
 
-    def write_manifest(self) -> Manifest:
-        """Hash every file of the campaign (except the manifest) into ``manifest.json``."""
-        artifacts = [
-            ArtifactEntry(
-                path=path.relative_to(self.directory).as_posix(),
-                sha256=sha256_file(path),
-                size_bytes=path.stat().st_size,
-            )
-            for path in sorted(self.directory.rglob("*"))
-            if path.is_file() and path.name != MANIFEST_FILE and not path.name.startswith(".")
-        ]
-        with self.records_path.open(encoding="utf-8") as handle:
-            count = sum(1 for line in handle if line.strip())
-        manifest = Manifest(
+    def sign(self) -> None:
+        """Sign the campaign as it is now: the records appended by this store and what the
+        engine logged since the last signature."""
+        self._log_digest.catch_up(self.directory)
+        self._write_manifest(self._manifest())
+
+    def _manifest(self, pending: str | None = None) -> Manifest:
+        artifacts = [self._log_digest.entry(), self._plan_entry, self._records_digest.entry()]
+        return Manifest(
             campaign_id=self.campaign_id,
             plan_sha256=self.plan_sha256,
-            record_count=count,
-            artifacts=artifacts,
+            record_count=self._record_count,
+            artifacts=sorted(artifacts, key=lambda entry: entry.path),
+            pending_record_sha256=pending,
         )
-        write_atomic(
-            self.directory / MANIFEST_FILE, (manifest.model_dump_json(indent=2) + "\n").encode()
-        )
-        return manifest
+
+    def _write_manifest(self, manifest: Manifest) -> None:
+        path = self.directory / MANIFEST_FILE
+        try:
+            write_atomic(path, (manifest.model_dump_json(indent=2) + "\n").encode())
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "write the manifest", path) from exc
+
+
+def _read_manifest(path: Path) -> Manifest | None:
+    """The manifest, ``None`` when there is none; refuses one that cannot be read."""
+    try:
+        return Manifest.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", path) from exc
+    except ValidationError as exc:
+        raise _refusal(pydantic_issues(exc, str(path))) from exc
+
+
+def _create_empty(path: Path) -> None:
+    """Create ``path`` if it is missing; an existing file is left as it is."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.open("ab").close()
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "create", path) from exc
+
+
+def _truncate(path: Path, size: int) -> None:
+    try:
+        os.truncate(path, size)
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "repair the torn last line of", path) from exc
+
+
+def _refusal(issues: list[Issue]) -> IntegrityError:
+    """One line: the first problem, how many more, and that nothing is appended."""
+    first = issues[0]
+    more = f" (and {len(issues) - 1} more problem(s))" if len(issues) > 1 else ""
+    return IntegrityError(
+        f"{first.location}: {first.message}{more}; measure refuses to append to this campaign"
+    )
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -221,23 +508,41 @@ def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
 
 
 def _read_records(path: Path, issues: list[Issue]) -> tuple[list[TrialRecord], list[int]]:
-    """Every valid record of ``records.jsonl`` with its line number; each invalid line and
-    each duplicate trial becomes an issue."""
-    records: list[TrialRecord] = []
-    numbers: list[int] = []
-    seen: dict[str, int] = {}
+    """Every valid record of ``records.jsonl`` with its line number; every problem becomes
+    an issue."""
     try:
-        # Not splitlines(): answer texts may hold U+2028 or U+0085, which JSON writes raw.
-        lines = path.read_text(encoding="utf-8").split("\n")
+        data = path.read_bytes()
     except FileNotFoundError:
         issues.append(Issue(str(path), "missing records file", "data"))
-        return records, numbers
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        return [], []
+    except OSError as exc:
+        issues.append(Issue(str(path), f"cannot read: {exc.strerror or exc}", "data"))
+        return [], []
+    records, numbers, problems = parse_records(data, path)
+    issues.extend(problems)
+    return records, numbers
+
+
+def parse_records(data: bytes, path: Path) -> tuple[list[TrialRecord], list[int], list[Issue]]:
+    """The valid records of ``records.jsonl`` bytes with their line numbers, and an issue
+    for each invalid line, each repeated attempt of a trial and each attempt after an ok
+    one (a trial with an ok attempt is never run again)."""
+    records: list[TrialRecord] = []
+    numbers: list[int] = []
+    issues: list[Issue] = []
+    seen: dict[tuple[str, int], int] = {}
+    ok_line: dict[str, int] = {}
+    # Split on newline bytes only: answer texts may hold U+2028 or U+0085, which JSON
+    # writes raw.
+    for number, raw_line in enumerate(data.split(b"\n"), start=1):
+        if not raw_line.strip():
             continue
         where = f"{path}:{number}"
         try:
-            raw = json.loads(line)
+            raw = json.loads(raw_line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            issues.append(Issue(where, f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1})"))
+            continue
         except json.JSONDecodeError as exc:
             issues.append(Issue(where, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             continue
@@ -261,23 +566,33 @@ def _read_records(path: Path, issues: list[Issue]) -> tuple[list[TrialRecord], l
         except ValidationError as exc:
             issues.extend(pydantic_issues(exc, where))
             continue
-        if record.trial_id in seen:
+        key = (record.trial_id, record.attempt)
+        if key in seen:
             issues.append(
                 Issue(
-                    f"{where} → trial_id",
-                    f"duplicate of line {seen[record.trial_id]}; a trial is recorded once",
+                    f"{where} → attempt",
+                    f"duplicate of line {seen[key]}; each attempt of a trial is recorded once",
                     "data",
                 )
             )
-        seen.setdefault(record.trial_id, number)
+        elif record.trial_id in ok_line:
+            issues.append(
+                Issue(
+                    f"{where} → attempt",
+                    f"the trial already succeeded on line {ok_line[record.trial_id]}; "
+                    "a trial with an ok attempt is never run again",
+                    "data",
+                )
+            )
+        seen.setdefault(key, number)
+        if record.status == "ok":
+            ok_line.setdefault(record.trial_id, number)
         records.append(record)
         numbers.append(number)
-    return records, numbers
+    return records, numbers, issues
 
 
 # --- verifying against the manifest ------------------------------------------------------
-
-RULE = "manifest"
 
 
 @dataclass(frozen=True)
@@ -302,33 +617,17 @@ def verify_campaign(directory: Path) -> VerifiedCampaign:
         raise DataError(
             [Issue(str(manifest_path), "missing manifest; 'sitegen measure' writes it", RULE)]
         ) from None
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", manifest_path) from exc
     except ValidationError as exc:
         raise DataError(pydantic_issues(exc, str(manifest_path))) from exc
 
-    issues: list[Issue] = []
-    listed = {entry.path: entry for entry in manifest.artifacts}
-    for entry in manifest.artifacts:
-        path = directory / entry.path
-        if not path.is_file():
-            issues.append(Issue(str(path), "missing: listed in the manifest, not found", RULE))
-            continue
-        actual = sha256_file(path)
-        if actual != entry.sha256:
-            issues.append(
-                Issue(
-                    str(path),
-                    f"changed: sha256 {actual} ({path.stat().st_size} bytes), the manifest "
-                    f"lists {entry.sha256} ({entry.size_bytes} bytes)",
-                    RULE,
-                )
-            )
-    for path in _campaign_files(directory):
-        relative = path.relative_to(directory).as_posix()
-        # Annotations are written after measuring, so the manifest does not cover them.
-        if relative not in listed and relative != ANNOTATIONS_FILE:
-            issues.append(Issue(str(path), "extra: not listed in the manifest", RULE))
-
+    # A copy is checked exactly: bytes a killed measure left after the signed ones count
+    # as changes here (resuming signs them).
+    issues = _artifact_issues(directory, manifest, growing=frozenset())
+    listed = {entry.path for entry in manifest.artifacts}
     records = _count_records(directory / RECORDS_FILE)
+    plan_bytes = _read_if_present(directory / PLAN_FILE)
     if records is not None and records != manifest.record_count:
         issues.append(
             Issue(
@@ -338,8 +637,8 @@ def verify_campaign(directory: Path) -> VerifiedCampaign:
             )
         )
     plan_path = directory / PLAN_FILE
-    if plan_path.is_file():
-        plan_hash = hashlib.sha256(plan_path.read_bytes()).hexdigest()
+    if plan_bytes is not None:
+        plan_hash = hashlib.sha256(plan_bytes).hexdigest()
         if plan_hash != manifest.plan_sha256:
             issues.append(
                 Issue(
@@ -357,8 +656,62 @@ def verify_campaign(directory: Path) -> VerifiedCampaign:
     )
 
 
+def _artifact_issues(directory: Path, manifest: Manifest, growing: frozenset[str]) -> list[Issue]:
+    """Every listed file missing or changed and every file not listed. A file in
+    ``growing`` may have grown: only its first ``size_bytes`` are checked."""
+    issues: list[Issue] = []
+    for entry in manifest.artifacts:
+        path = directory / entry.path
+        if not path.is_file():
+            issues.append(Issue(str(path), "missing: listed in the manifest, not found", RULE))
+            continue
+        try:
+            if entry.path in growing:
+                prefix, size = _prefix_digest(path, entry.size_bytes)
+                actual = prefix.hexdigest()
+            else:
+                actual, size = sha256_file(path), path.stat().st_size
+        except OSError as exc:
+            issues.append(Issue(str(path), f"cannot read: {exc.strerror or exc}", RULE))
+            continue
+        if entry.path in growing and size < entry.size_bytes:
+            issues.append(
+                Issue(
+                    str(path),
+                    f"changed: {size} bytes, shorter than the {entry.size_bytes} bytes the "
+                    "manifest signs",
+                    RULE,
+                )
+            )
+        elif entry.path in growing and actual != entry.sha256:
+            issues.append(
+                Issue(
+                    str(path),
+                    f"changed: sha256 of its first {entry.size_bytes} bytes is {actual}, "
+                    f"the manifest lists {entry.sha256}",
+                    RULE,
+                )
+            )
+        elif actual != entry.sha256:
+            issues.append(
+                Issue(
+                    str(path),
+                    f"changed: sha256 {actual} ({size} bytes), the manifest "
+                    f"lists {entry.sha256} ({entry.size_bytes} bytes)",
+                    RULE,
+                )
+            )
+    listed = {entry.path for entry in manifest.artifacts}
+    for path in _campaign_files(directory):
+        relative = path.relative_to(directory).as_posix()
+        # Annotations are written after measuring, so the manifest does not cover them.
+        if relative not in listed and relative != ANNOTATIONS_FILE:
+            issues.append(Issue(str(path), "extra: not listed in the manifest", RULE))
+    return issues
+
+
 def _campaign_files(directory: Path) -> list[Path]:
-    # The files ``CampaignStore.write_manifest`` lists: all but the manifest and dot-files.
+    # Dot-files (the lock, temporary files) and the manifest itself are never listed.
     return [
         path
         for path in sorted(directory.rglob("*"))
@@ -367,7 +720,19 @@ def _campaign_files(directory: Path) -> list[Path]:
 
 
 def _count_records(path: Path) -> int | None:
-    if not path.is_file():
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except FileNotFoundError:
         return None  # reported as a missing file
-    with path.open("rb") as handle:
-        return sum(1 for line in handle if line.strip())
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", path) from exc
+
+
+def _read_if_present(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None  # reported as a missing file
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", path) from exc

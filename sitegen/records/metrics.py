@@ -21,9 +21,10 @@ def compute_metrics(t0: float, chunks: Sequence[StreamChunk], end: StreamEnd) ->
     t_last = chunks[-1].t if chunks else None
     n = end.generated_tokens
 
+    generation_s = t_last - t_first if t_first is not None and t_last is not None else None
     gen_tps = None
-    if n is not None and n >= 2 and t_first is not None and t_last is not None and t_last > t_first:
-        gen_tps = (n - 1) / (t_last - t_first)
+    if n is not None and n >= 2 and generation_s:
+        gen_tps = (n - 1) / generation_s
 
     def since_t0(t: float | None) -> float | None:
         return None if t is None else t - t0
@@ -42,4 +43,5 @@ def compute_metrics(t0: float, chunks: Sequence[StreamChunk], end: StreamEnd) ->
         draft_proposed=end.draft_proposed,
         draft_accepted=end.draft_accepted,
         chunks=len(chunks),
+        generation_s=generation_s if generation_s else None,
     )

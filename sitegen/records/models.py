@@ -6,12 +6,14 @@ A reader rejects versions it does not know by name.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from sitegen.models import StrictModel
 from sitegen.plan.models import SpeculativeSpec
+from sitegen.text import CONTROL_CHARACTERS
 
 RECORD_SCHEMA_VERSION = 1
 MANIFEST_SCHEMA_VERSION = 1
@@ -45,6 +47,11 @@ class ModelInfo(StrictModel):
     """Size on disk."""
     quantization: str
     """Quantization format."""
+
+
+UNKNOWN_REMOTE_SHA256 = "unknown-remote"
+"""``ModelInfo.sha256`` of a model file on another host that could not be hashed here
+(allowed only when the plan declares ``model.remote_unhashable``; pages say so)."""
 
 
 class DeviceInfo(StrictModel):
@@ -155,6 +162,9 @@ class TrialMetrics(StrictModel):
     """Draft tokens accepted (``timings.draft_n_accepted``)."""
     chunks: int
     """Stream chunks received (a speculative step may deliver several tokens in one)."""
+    generation_s: float | None = None
+    """t_last_token − t_first_token: the span ``gen_tps`` divides by (``None`` with fewer
+    than two chunks; absent from records written before it was recorded)."""
 
 
 class TrialRecord(StrictModel):
@@ -168,6 +178,10 @@ class TrialRecord(StrictModel):
     """SHA-256 of the canonical plan JSON (pre-registration)."""
     trial_id: str
     """Stable id: ``<condition>/<input>/r<repetition>`` or ``<condition>/warmup-<k>``."""
+    attempt: int = Field(default=1, ge=1)
+    """1 for the first attempt at this trial; a trial whose latest attempt failed is tried
+    again by a later ``measure`` as attempt 2, 3 … Every attempt stays recorded; a trial
+    with an ok attempt is never run again. (Records written before this field are 1.)"""
     condition_id: str
     """Condition of the plan."""
     input_id: str
@@ -211,6 +225,33 @@ class TrialRecord(StrictModel):
     provenance: Provenance
     """Engine, model, host, flags and environment."""
 
+    @model_validator(mode="after")
+    def _no_control_characters(self) -> TrialRecord:
+        # Ids, provenance and settings reach pages as text; the free texts (prompt,
+        # answer, thinking, failure reason) may hold anything and are shown escaped.
+        free_text = {"prompt", "text", "reasoning_text", "failure_reason"}
+        for path, value in _strings(self.model_dump(exclude=free_text)):
+            found = CONTROL_CHARACTERS.search(value)
+            if found:
+                raise ValueError(
+                    f"{path}: control character U+{ord(found.group()):04X} (ids, provenance "
+                    "and settings are plain text)"
+                )
+        return self
+
+
+def _strings(value: object, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every string of a dumped model, keys included, with its dotted path."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(str(key), f"{path}.{key}".lstrip("."))
+            yield from _strings(item, f"{path}.{key}".lstrip("."))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}.{index}")
+
 
 class ArtifactEntry(StrictModel):
     """One file of a campaign."""
@@ -235,4 +276,11 @@ class Manifest(StrictModel):
     record_count: int = Field(ge=0)
     """Records in ``records.jsonl`` when the manifest was written."""
     artifacts: list[ArtifactEntry]
-    """Every file except the manifest itself, sorted by path."""
+    """The campaign's files (``logs/engine.log``, ``plan.json``, ``records.jsonl``), sorted
+    by path. Lock files, temporary files and ``annotations.yaml`` (written after measuring)
+    are not listed."""
+    pending_record_sha256: str | None = None
+    """SHA-256 of the record line ``measure`` is about to append, written before the append
+    and cleared once the manifest signs it. After a kill between the two, a last unsigned
+    line with this hash is known to be measure's own and is signed on resume; any other
+    unsigned line is refused. ``None`` when every record is signed."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from sitegen.plan.expand import expand_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
@@ -279,7 +280,9 @@ def make_report(campaign: Campaign) -> Report:
         trials=frame,
         summary=summary,
         comparisons=compare_conditions(campaign.plan, summary, observed_setups(campaign.records)),
-        excluded=excluded_counts(frame),
+        excluded=excluded_counts(
+            frame, [t.trial_id for t in expand_trials(campaign.plan) if t.role == "measured"]
+        ),
         quality=summarize_quality(
             campaign.plan, score_quality(campaign.plan, items, campaign.records)
         )

@@ -79,12 +79,17 @@ def usable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[(frame["role"] == USABLE_ROLE) & (frame["status"] == USABLE_STATUS)]
 
 
-def excluded_counts(frame: pd.DataFrame) -> dict[str, int]:
-    """Warm-ups and failed attempts, counted for the page (C-EXCLUDED)."""
+def excluded_counts(frame: pd.DataFrame, planned: list[str]) -> dict[str, int]:
+    """Warm-ups and failed attempts, counted for the page (C-EXCLUDED), beside the
+    measured trials that enter the statistics, the ``planned`` measured trials and those of
+    them without any record yet (a campaign still running, or stopped)."""
+    recorded = set(frame["trial_id"]) if len(frame) else set()
     return {
         "warmup": int((frame["role"] == "warmup").sum()),
         "failed": int(((frame["role"] == "measured") & (frame["status"] == "failed")).sum()),
         "measured": int(len(usable(frame))),
+        "planned": len(planned),
+        "missing": sum(trial_id not in recorded for trial_id in planned),
     }
 
 

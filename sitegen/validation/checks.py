@@ -15,7 +15,7 @@ from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, Issue
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign
-from sitegen.records.models import UNKNOWN_REMOTE_SHA256
+from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.statistics.trials import enters_statistics, registration_time
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
@@ -64,13 +64,78 @@ def _records_in_plan(campaign: Campaign) -> list[Issue]:
     return issues
 
 
+@check("C-PLANNED", "campaign")
+def _settings_as_planned(campaign: Campaign) -> list[Issue]:
+    conditions = {c.id: c for c in campaign.plan.conditions}
+    issues = []
+    for i, r in enumerate(campaign.records):
+        condition = conditions.get(r.condition_id)
+        if condition is not None and r.speculative != condition.speculative:
+            issues.append(
+                violation(
+                    "C-PLANNED",
+                    f"{campaign.record_location(i)} → speculative",
+                    f"{r.speculative.label} is not condition '{r.condition_id}''s "
+                    f"{condition.speculative.label}",
+                )
+            )
+    return issues
+
+
+GEN_TPS_TOLERANCE = 0.01
+"""A recorded generation rate must agree with its own counts and span within 1 %."""
+
+
+def _metric_problems(r: TrialRecord) -> list[tuple[str, str]]:
+    """(field, problem) for every impossible value of one record's metrics."""
+    m = r.metrics
+    if m is None:
+        return [("metrics", "an ok record needs metrics")] if r.status == "ok" else []
+    problems = []
+    for name in ("generated_tokens", "draft_proposed", "draft_accepted", "chunks"):
+        value = getattr(m, name)
+        if value is not None and value < 0:
+            problems.append((f"metrics.{name}", f"{value} is negative"))
+    for name in ("ttft_s", "t_first_visible_s", "t_first_answer_s", "e2e_s", "gen_tps"):
+        value = getattr(m, name)
+        if value is not None and value < 0:
+            problems.append((f"metrics.{name}", f"{value} is negative"))
+    if r.prompt_tokens is not None and r.prompt_tokens < 0:
+        problems.append(("prompt_tokens", f"{r.prompt_tokens} is negative"))
+    if (
+        m.draft_accepted is not None
+        and m.draft_proposed is not None
+        and m.draft_accepted > m.draft_proposed
+    ):
+        problems.append(
+            (
+                "metrics.draft_accepted",
+                f"{m.draft_accepted} accepted of {m.draft_proposed} proposed",
+            )
+        )
+    if m.ttft_s is not None and m.ttft_s > m.e2e_s:
+        problems.append(("metrics.ttft_s", f"{m.ttft_s} s after the end ({m.e2e_s} s)"))
+    generation_s = getattr(m, "generation_s", None)
+    if m.gen_tps is not None and generation_s and m.generated_tokens:
+        expected = (m.generated_tokens - 1) / generation_s
+        if abs(m.gen_tps - expected) > GEN_TPS_TOLERANCE * expected:
+            problems.append(
+                (
+                    "metrics.gen_tps",
+                    f"{m.gen_tps:.4g} tok/s, but ({m.generated_tokens} − 1) tokens in "
+                    f"{generation_s:.4g} s is {expected:.4g} tok/s",
+                )
+            )
+    return problems
+
+
 @check("C-RECORD", "campaign")
-def _records_complete(campaign: Campaign) -> list[Issue]:
+def _records_consistent(campaign: Campaign) -> list[Issue]:
     issues = []
     for i, r in enumerate(campaign.records):
         where = campaign.record_location(i)
-        if r.status == "ok" and r.metrics is None:
-            issues.append(violation("C-RECORD", f"{where} → metrics", "an ok record needs metrics"))
+        for field, problem in _metric_problems(r):
+            issues.append(violation("C-RECORD", f"{where} → {field}", problem))
         if r.status == "failed" and not r.failure_reason:
             issues.append(
                 violation("C-RECORD", f"{where} → failure_reason", "a failed record needs a reason")
@@ -364,10 +429,11 @@ def _excluded_counts_match(
     pages: dict[str, PageFacts], paths: dict[str, str], report: Report
 ) -> list[Issue]:
     issues = []
-    expected = {k: report.excluded[k] for k in ("warmup", "failed")}
+    counted = ("warmup", "failed", "planned", "missing")
+    expected = {k: report.excluded[k] for k in counted}
     for name, facts in pages.items():
         for claim in facts.claims_of("excluded"):
-            shown = {k: int(claim.attrs.get(f"data-{k}", -1)) for k in ("warmup", "failed")}
+            shown = {k: int(claim.attrs.get(f"data-{k}", -1)) for k in counted}
             if shown != expected:
                 issues.append(
                     violation(

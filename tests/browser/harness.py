@@ -30,6 +30,7 @@ import functools
 import http.server
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -100,6 +101,12 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     # Do not join handler threads on close: a browser may hold a socket open.
     block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A browser that navigates away mid-download closes the socket: not an error.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 @contextlib.contextmanager
@@ -386,15 +393,20 @@ class Browser:
         viewport: tuple[int, int] = (1280, 800),
         locale: str | None = None,
         block_external: bool = True,
+        bypass_csp: bool = False,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         **context_kwargs: Any,
     ) -> Iterator[Page]:
         """Open a page in a fresh context; extra kwargs go to ``new_context``
-        (e.g. ``color_scheme="dark"``, ``java_script_enabled=False``)."""
+        (e.g. ``color_scheme="dark"``, ``java_script_enabled=False``).
+
+        ``bypass_csp`` ignores the pages' Content-Security-Policy (``<meta>`` and header
+        alike), so a test sees what escaping alone prevents."""
         context = self.raw.new_context(
             viewport={"width": viewport[0], "height": viewport[1]},
             locale=locale,
             service_workers="block",
+            bypass_csp=bypass_csp,
             **context_kwargs,
         )
         context.set_default_timeout(timeout_ms)

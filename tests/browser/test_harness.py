@@ -139,3 +139,16 @@ def test_is_local_url() -> None:
     assert is_local_url("data:text/plain,x")
     assert not is_local_url("https://fonts.googleapis.com/css")
     assert not is_local_url("http://127.0.0.1.evil.test/")
+
+
+def test_bypass_csp_lets_what_the_policy_blocks_run(
+    browser: Browser, served_site, tmp_path: Path
+) -> None:
+    policy = '<meta http-equiv="Content-Security-Policy" content="script-src \'none\'">'
+    page_html = HEAD.replace("</head>", policy + "</head>") + "<script>window.__ran = 1</script>"
+    (tmp_path / "csp.html").write_text(page_html + "</body></html>", encoding="utf-8")
+    base = served_site(tmp_path)
+    for bypass, ran in ((False, None), (True, 1)):
+        with browser.new_page(bypass_csp=bypass) as page:
+            page.goto(base + "csp.html")
+            assert page.evaluate("() => window.__ran") == ran

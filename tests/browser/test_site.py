@@ -4,20 +4,13 @@ download resolves, hostile model output stays inert text, pages stay light."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 
 import pytest
 from harness import serve_directory
 
 from sitegen.build import build_site
-from tests.sitefixtures import (
-    HOSTILE_TEXTS,
-    PROJECT,
-    publishable_campaign,
-    read_records,
-    write_records,
-)
+from tests.sitefixtures import HOSTILE_TEXTS, PROJECT, hostile_plan, publishable_campaign
 
 ALLOWED_404 = ["*/sitemap.xml"]
 """mkdocs-material looks for a sitemap next to every language alternate of a page."""
@@ -45,16 +38,13 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Site:
-    """Two versions of a campaign whose texts, reasons and input are the hostile corpus:
-    v1 from its first half, v2 from all of it."""
+    """Two versions of a campaign whose input is the hostile corpus: v1 with the fake
+    engine's own answers, v2 with the hostile corpus in its texts and failure reasons (a
+    campaign is published complete: half of one is refused, C-PLANNED)."""
     root = tmp_path_factory.mktemp("browser-site")
+    publishable_campaign(root / "early", plan=hostile_plan())
     records_path = publishable_campaign(root / "data", hostile=True)
     campaign = records_path.parent
-    early = root / "early" / "campaigns" / campaign.name
-    early.mkdir(parents=True)
-    shutil.copy(campaign / "plan.json", early)
-    records = read_records(records_path)
-    write_records(early / "records.jsonl", records[: len(records) // 2])
     build_site(root / "early", root / "site", PROJECT, version="v1")
     build_site(root / "data", root / "site", PROJECT, version="v2")
     with serve_directory(root / "site") as base_url:

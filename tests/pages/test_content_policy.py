@@ -135,6 +135,7 @@ def test_completion_time_ratio_follows_confdiff_and_names_unknown_inputs(tmp_pat
     def same_length(record):
         if record["metrics"]:
             record["metrics"]["generated_tokens"] = 16
+            record["metrics"]["generation_s"] = 15 / record["metrics"]["gen_tps"]
 
     publishable_campaign(tmp_path / "data", plan, mutate=same_length)
     append(project, "report/speed.md", '{{ completion_time("short", ratio=True) }}')

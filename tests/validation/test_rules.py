@@ -225,6 +225,7 @@ def test_c_length_reproduces_the_004_confound(tmp_path):
             metrics["generated_tokens"] = 4083 if on else 8604
             metrics["gen_tps"] = 16.57 if on else 16.24
             metrics["e2e_s"] = (4083 if on else 8604) / metrics["gen_tps"]
+            metrics["generation_s"] = (metrics["generated_tokens"] - 1) / metrics["gen_tps"]
 
     publishable(tmp_path / "bad", make_plan(), confound)
     with pytest.raises(DataError) as caught:
@@ -237,6 +238,7 @@ def test_c_length_reproduces_the_004_confound(tmp_path):
     def same_length(record):
         if record["metrics"]:
             record["metrics"]["generated_tokens"] = 4000
+            record["metrics"]["generation_s"] = 3999 / record["metrics"]["gen_tps"]
 
     publishable(tmp_path / "good", make_plan(), same_length)
     site = render_site(tmp_path / "good", project)
@@ -344,3 +346,48 @@ def test_missing_translation_and_figure_parity(tmp_path):
     with pytest.raises(DataError) as caught:
         render_site(tmp_path / "data", project)
     assert "ja and en pages carry different figures" in str(caught.value)
+
+
+def _metrics(**values):
+    def mutate(record: dict) -> None:
+        if record["metrics"] and record["condition_id"] == "on":
+            record["metrics"].update(values)
+
+    return mutate
+
+
+CONSISTENCY_CASES = {
+    "accepted > proposed": ("C-RECORD", "metrics.draft_accepted", _metrics(draft_accepted=999)),
+    "negative count": ("C-RECORD", "metrics.generated_tokens", _metrics(generated_tokens=-3)),
+    "negative time": ("C-RECORD", "metrics.ttft_s", _metrics(ttft_s=-0.5)),
+    "gen_tps forged": ("C-RECORD", "metrics.gen_tps", _metrics(gen_tps=999.0)),
+    "speculative contradicts the condition": (
+        "C-PLANNED",
+        "speculative",
+        lambda r: r.update(speculative={"mode": "off"}) if r["condition_id"] == "on" else None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONSISTENCY_CASES))
+def test_impossible_records_are_refused(tmp_path, case):
+    rule, field, mutate = CONSISTENCY_CASES[case]
+    publishable(tmp_path, make_plan(), mutate)
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path, PROJECT)
+    assert rule in rule_ids(caught.value) and f"→ {field}" in str(caught.value)
+
+
+def test_missing_planned_trials_are_counted_on_the_pages(tmp_path):
+    directory = publishable(tmp_path, make_plan())
+    records = (directory / "records.jsonl").read_text().splitlines(keepends=True)
+    (directory / "records.jsonl").write_text("".join(records[:-2]))
+    site = render_site(tmp_path, PROJECT)
+    assert site.reports[0].excluded["missing"] == 2
+    summary = next(
+        v for k, v in site.docs.items() if k.endswith("/index.en.md") and "reports/" in k
+    )
+    assert 'data-planned="12" data-missing="2"' in summary.decode()
+    assert "2 planned trial(s) have no record yet" in summary.decode()
+    broken = {k: v.replace(b'data-missing="2"', b'data-missing="0"') for k, v in site.docs.items()}
+    assert "C-EXCLUDED" in {i.rule for i in check_rendered(broken, site.reports)}
