@@ -35,8 +35,8 @@ from sitegen.plan.models import (
     SpeculativeSpec,
 )
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
-from sitegen.records.campaign import read_campaigns
-from sitegen.records.models import TrialRecord
+from sitegen.records.campaign import MANIFEST_FILE, RECORDS_FILE, read_campaigns, sha256_file
+from sitegen.records.models import ArtifactEntry, Manifest, TrialRecord
 from sitegen.validation import validate_campaigns
 from tests.conftest import make_plan
 
@@ -118,8 +118,37 @@ def publishable_campaign(
 
 
 def write_records(path: Path, records: list[dict]) -> None:
+    """Write a campaign's records and sign them, as the host that measured them would
+    have (the build refuses records that do not match their manifest)."""
     # ASCII escapes, like the store's own JSON of non-ASCII control characters.
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    resign(path.parent)
+
+
+def resign(directory: Path) -> None:
+    """Rewrite ``manifest.json`` to match the files as they are now (test data only:
+    ``sitegen measure`` never signs what it did not write)."""
+    manifest_path = directory / MANIFEST_FILE
+    if not manifest_path.is_file():
+        return
+    manifest = Manifest.model_validate_json(manifest_path.read_bytes())
+    artifacts = [
+        ArtifactEntry(
+            path=entry.path,
+            sha256=sha256_file(directory / entry.path),
+            size_bytes=(directory / entry.path).stat().st_size,
+        )
+        for entry in manifest.artifacts
+    ]
+    lines = (directory / RECORDS_FILE).read_bytes().split(b"\n")
+    signed = manifest.model_copy(
+        update={
+            "artifacts": artifacts,
+            "record_count": sum(1 for line in lines if line.strip()),
+            "pending_record_sha256": None,
+        }
+    )
+    manifest_path.write_text(signed.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
 
 def read_records(path: Path) -> list[dict]:

@@ -80,3 +80,29 @@ def test_every_quality_trial_failed_names_the_cause(tmp_path, capsys):
     code, err = build(tmp_path / "data", tmp_path, capsys)
     assert code == 1 and "[C-USABLE]" in err and "engine failure: 500" in err
     assert "[C-TRUNC]" not in err
+
+
+def test_a_symlinked_campaign_directory_is_refused(tmp_path, capsys):
+    outside = publishable_campaign(tmp_path / "elsewhere").parent
+    (tmp_path / "data" / "campaigns").mkdir(parents=True)
+    (tmp_path / "data" / "campaigns" / outside.name).symlink_to(outside)
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "a symbolic link" in err and "Traceback" not in err
+
+
+def test_tampered_records_are_refused_by_the_build(tmp_path, capsys):
+    records = publishable_campaign(tmp_path / "data")
+    records.write_text(records.read_text().replace('"gen_tps": ', '"gen_tps": 9', 1))
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "[C-SIGNED]" in err and "records.jsonl: changed" in err
+
+
+def test_changed_annotations_show_in_the_changelog(tmp_path):
+    directory = publishable_campaign(tmp_path / "data").parent
+    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+    (directory / "annotations.yaml").write_text(
+        yaml.safe_dump({"review": "human", "reviewer": "A. Reviewer"})
+    )
+    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v2")
+    changelog = (tmp_path / "site" / "v" / "v2" / "en" / "changelog" / "index.html").read_text()
+    assert "Declarations changed" in changelog and directory.name in changelog

@@ -3,7 +3,7 @@ or removed, records changed, headline medians moved)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +33,15 @@ def headline_figures(reports: list[Report]) -> dict[str, Any]:
             if row.input_id in speed_inputs and pd.notna(row.gen_tps_median)
         }
         records = report.campaign.directory / RECORDS_FILE
+        annotations = report.campaign.annotations_path
         figures[report.slug] = {
-            "title": dict(report.plan.title),
+            "title": report.plan.title.model_dump(),
             "records": len(report.campaign.records),
             "records_sha256": sha256_bytes(records.read_bytes()),
+            # Declared after measuring, so not in the campaign's manifest: recorded here.
+            "annotations_sha256": sha256_bytes(annotations.read_bytes())
+            if annotations.is_file()
+            else None,
             "gen_tps_median": dict(sorted(medians.items())),
         }
     return figures
@@ -74,10 +79,12 @@ class Changes:
     """(campaign, records before, records after) for campaigns whose records changed."""
     moved: list[MovedFigure]
     titles: dict[str, dict[str, str]]
+    annotations: list[str] = field(default_factory=list)
+    """Campaigns whose annotations (review, examples, post-hoc analyses …) changed."""
 
     @property
     def empty(self) -> bool:
-        return not (self.added or self.removed or self.records or self.moved)
+        return not (self.added or self.removed or self.records or self.moved or self.annotations)
 
 
 def compare(previous: PublishedVersion | None, figures: dict[str, Any]) -> Changes:
@@ -102,6 +109,11 @@ def compare(previous: PublishedVersion | None, figures: dict[str, Any]) -> Chang
         ],
         moved=moved,
         titles=titles,
+        annotations=[
+            slug
+            for slug in common
+            if before[slug].get("annotations_sha256") != figures[slug]["annotations_sha256"]
+        ],
     )
 
 

@@ -461,7 +461,20 @@ def read_campaigns(data_dir: Path) -> tuple[list[Campaign], list[Issue]]:
         where = data_dir / CAMPAIGNS_DIR
         return [], [Issue(str(where), "no campaign found; run 'sitegen measure' first", "data")]
     issues: list[Issue] = []
-    campaigns = [c for d in directories if (c := read_campaign(d, issues)) is not None]
+    campaigns = []
+    for directory in directories:
+        if directory.is_symlink():
+            # A campaign is published from data/ itself: a link could point anywhere.
+            issues.append(
+                Issue(
+                    str(directory),
+                    f"a symbolic link (to {os.readlink(directory)}); copy the campaign into "
+                    f"{data_dir / CAMPAIGNS_DIR} and check it with 'sitegen verify'",
+                    "data",
+                )
+            )
+        elif (campaign := read_campaign(directory, issues)) is not None:
+            campaigns.append(campaign)
     return campaigns, issues
 
 

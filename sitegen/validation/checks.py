@@ -12,9 +12,9 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 from sitegen.engine.registry import is_publishable
-from sitegen.errors import ConfigError, Issue
+from sitegen.errors import ConfigError, DataError, Issue
 from sitegen.plan.items import make_suite, plan_items
-from sitegen.records.campaign import Campaign
+from sitegen.records.campaign import Campaign, verify_campaign
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.statistics.trials import enters_statistics, registration_time
 from sitegen.validation.page_facts import PageFacts
@@ -141,6 +141,15 @@ def _records_consistent(campaign: Campaign) -> list[Issue]:
                 violation("C-RECORD", f"{where} → failure_reason", "a failed record needs a reason")
             )
     return issues
+
+
+@check("C-SIGNED", "campaign")
+def _files_as_signed(campaign: Campaign) -> list[Issue]:
+    try:
+        verify_campaign(campaign.directory)
+    except DataError as exc:
+        return [violation("C-SIGNED", i.location, i.message) for i in exc.issues]
+    return []
 
 
 @check("C-USABLE", "campaign")

@@ -49,7 +49,9 @@ def archive(tmp_path_factory) -> Archive:
     records = read_records(records_path)
     early = root / "early" / "campaigns" / campaign.name
     early.mkdir(parents=True)
-    shutil.copy(campaign / "plan.json", early)
+    for name in ("plan.json", "manifest.json", "logs"):
+        copy = shutil.copytree if (campaign / name).is_dir() else shutil.copy
+        copy(campaign / name, early / name)
     write_records(early / "records.jsonl", records[: len(records) // 2])
     for record in records:
         if record["condition_id"] == "off" and record["metrics"]:

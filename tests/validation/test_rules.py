@@ -22,7 +22,7 @@ from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from sitegen.validation import validate_campaigns
 from sitegen.validation.rules import load_rules
 from tests.conftest import make_plan
-from tests.sitefixtures import publishable_campaign
+from tests.sitefixtures import publishable_campaign, resign
 from tests.statistics.test_quality_records import quality_plan
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -117,6 +117,13 @@ class ContentEdit:
     text: str
 
 
+@dataclass(frozen=True)
+class Tamper:
+    """Change a signed file of the campaign after measuring, without signing it."""
+
+    file: str
+
+
 def _set_metrics_none(record: dict) -> None:
     if record["status"] == "ok":
         record["metrics"] = None
@@ -165,6 +172,7 @@ FAILING_CASES = {
     "C-MODELID": RecordEdit(
         "→ provenance.model.sha256", _set("provenance.model.sha256", "unknown-remote")
     ),
+    "C-SIGNED": Tamper("records.jsonl"),
     "C-FIGURE": ContentEdit("report/index.md", "MTP makes generation 2× faster."),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
@@ -196,6 +204,9 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
     project = PROJECT
     if isinstance(case, AnnotationEdit):
         annotate(directory, **case.fields)
+    if isinstance(case, Tamper):
+        tampered = directory / case.file
+        tampered.write_text(tampered.read_text().replace('"gen_tps": ', '"gen_tps": 1', 1))
     if isinstance(case, ContentEdit):
         project = copy_project(tmp_path / "project")
         for lang in ("ja", "en"):
@@ -382,6 +393,7 @@ def test_missing_planned_trials_are_counted_on_the_pages(tmp_path):
     directory = publishable(tmp_path, make_plan())
     records = (directory / "records.jsonl").read_text().splitlines(keepends=True)
     (directory / "records.jsonl").write_text("".join(records[:-2]))
+    resign(directory)
     site = render_site(tmp_path, PROJECT)
     assert site.reports[0].excluded["missing"] == 2
     summary = next(
