@@ -1,13 +1,15 @@
-"""Time ``build_site`` on a seed-scale campaign: cold, again with nothing changed, and
-with ten times the records.
+"""Time and peak memory of ``sitegen build`` on a seed-scale campaign: cold, again with
+nothing changed, and with ten times the records, side by side in one run.
 
 Seed scale (SPEC reference report): 2 conditions × 4 inputs × 50 repetitions = 400
 speed trials, plus 600 problems (30 templates × 20) × 3 seeds × 2 conditions = 3,600
-answers. The fake engine runs the plan (like ``sitegen measure``); its records are then
-relabelled as a real engine's and given ~2 KB answer texts. Ten times the records:
-the same campaign with 10× the repetitions and 10× the seeds.
+answers. ``sitegen measure`` runs the plan on a synthetic engine registered for this
+benchmark only (the fake engine's timing with ~2 KB answers, signed by the store like any
+campaign). Ten times the records: the same campaign with 10× the repetitions and seeds.
+Each build runs in its own process, so its peak RSS is its own.
 
-Targets: cold ≤ 10 s on 2 cores, unchanged ≤ 2 s.
+Targets: cold ≤ 10 s on 2 cores, unchanged ≤ 2 s; at ×10 (40,000 records) peak RSS
+≤ 500 MB, no HTML page over 300 KB, time linear in records.
 
 Run: ``.venv/bin/python benchmarks/build_time.py [--scale 1 10] [--keep DIR]``
 """
@@ -15,16 +17,22 @@ Run: ``.venv/bin/python benchmarks/build_time.py [--scale 1 10] [--keep DIR]``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
+import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from sitegen.build import build_site
+from sitegen.engine import registry
+from sitegen.engine.base import StreamChunk
+from sitegen.engine.fake import FakeEngine
+from sitegen.engine.options import FakeOptions
 from sitegen.measure import run_campaign
 from sitegen.plan.items import suite_sha256
 from sitegen.plan.models import (
@@ -83,35 +91,77 @@ def seed_scale_plan(scale: int) -> Plan:
     )
 
 
-def synthesize(data_dir: Path, scale: int) -> int:
-    """Run the plan on the fake engine, then relabel the records and give them full texts."""
-    result = run_campaign(seed_scale_plan(scale), data_dir)
-    path = result.directory / RECORDS_FILE
-    rng = random.Random(scale)
-    lines = []
-    for line in path.read_text(encoding="utf-8").split("\n"):
-        if not line:
-            continue
-        record = json.loads(line)
-        record["provenance"]["engine"]["id"] = "llamacpp-embedded"
+SYNTHETIC_ENGINE = "synthetic-benchmark"
+
+
+class SyntheticEngine(FakeEngine):
+    """The fake engine's timing with ~2 KB answers, under an engine id this process
+    registers as publishable (the build refuses the fake engine itself)."""
+
+    engine_id = SYNTHETIC_ENGINE
+
+    def generate(self, request):
+        rng = random.Random(request.seed)
         text = ""
         while len(text.encode()) < TEXT_BYTES:
             text += rng.choice(SENTENCES)
-        record["text"] = text + f"\n答え: {rng.randint(0, 999)}"
-        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
-    path.write_text("".join(lines), encoding="utf-8")
-    return len(lines)
+        for event in super().generate(request):
+            if isinstance(event, StreamChunk) and text:
+                event = replace(event, answer=text + f"\n答え: {rng.randint(0, 999)}")
+                text = ""
+            yield event
+
+    def describe(self):
+        described = super().describe()
+        return replace(
+            described, engine=described.engine.model_copy(update={"id": SYNTHETIC_ENGINE})
+        )
 
 
-def timed_build(data_dir: Path, site_dir: Path) -> tuple[float, str]:
+def register_synthetic_engine() -> None:
+    registry.ENGINES[SYNTHETIC_ENGINE] = f"{__name__}:SyntheticEngine"
+    registry.ENGINE_OPTIONS[SYNTHETIC_ENGINE] = FakeOptions
+
+
+def synthesize(data_dir: Path, scale: int) -> int:
+    """Measure the plan on the synthetic engine; returns the number of records."""
+    register_synthetic_engine()
+    plan = seed_scale_plan(scale).model_copy(update={"engine": SYNTHETIC_ENGINE})
+    result = run_campaign(plan, data_dir)
+    return (result.directory / RECORDS_FILE).read_bytes().count(b"\n")
+
+
+def timed_build(data_dir: Path, site_dir: Path) -> tuple[float, str, float]:
+    """One build in a child process: wall seconds, outcome, peak RSS (MB)."""
+    command = [sys.executable, __file__, "--child-build", str(data_dir), str(site_dir)]
     started = time.perf_counter()
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    seconds = time.perf_counter() - started
+    outcome, peak_kb = output.split()
+    return seconds, outcome, int(peak_kb) / 1024
+
+
+def child_build(data_dir: Path, site_dir: Path) -> None:
+    register_synthetic_engine()
     result = build_site(data_dir, site_dir, PROJECT, version="bench")
-    return time.perf_counter() - started, result.outcome
+    print(result.outcome, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def remove_site(site_dir: Path) -> None:
+    """The site (a symlink to its current release) and its releases, so the build is cold."""
+    if site_dir.is_symlink():
+        site_dir.unlink()
+    shutil.rmtree(site_dir, ignore_errors=True)
+    for leftover in site_dir.parent.glob(f".{site_dir.name}.*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink()
 
 
 def page_sizes(site_dir: Path) -> list[tuple[int, str]]:
     """The largest pages and the largest page of answers the data page loads on demand."""
-    version = site_dir / "v" / "bench"
+    version = site_dir.resolve() / "v" / "bench"
     pages = sorted(
         ((p.stat().st_size, p.relative_to(version).as_posix()) for p in version.rglob("*.html")),
         reverse=True,
@@ -132,14 +182,18 @@ def main() -> int:
     parser.add_argument(
         "--keep", type=Path, help="keep data and sites in this directory (its data is reused)"
     )
+    parser.add_argument("--child-build", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_build:
+        child_build(*args.child_build)
+        return 0
     root = args.keep or Path(tempfile.mkdtemp(prefix="sitegen-build-time-"))
     print(f"{os.cpu_count()} CPUs; work directory {root}")
     cold_times = {}
     try:
         for scale in args.scale:
             data_dir, site_dir = root / f"data-x{scale}", root / f"site-x{scale}"
-            shutil.rmtree(site_dir, ignore_errors=True)
+            remove_site(site_dir)
             started = time.perf_counter()
             if data_dir.is_dir():  # kept from an earlier run
                 records = sum(
@@ -153,11 +207,14 @@ def main() -> int:
                 f"×{scale}: {records} records, {size_mb:.0f} MB of data "
                 f"(ready in {time.perf_counter() - started:.0f} s)"
             )
-            cold, outcome = timed_build(data_dir, site_dir)
-            unchanged, second = timed_build(data_dir, site_dir)
+            cold, outcome, cold_rss = timed_build(data_dir, site_dir)
+            unchanged, second, _ = timed_build(data_dir, site_dir)
             cold_times[scale] = cold
             site_mb = sum(p.stat().st_size for p in site_dir.rglob("*") if p.is_file()) / 1e6
-            print(f"  cold build      {cold:7.2f} s ({outcome}); site {site_mb:.0f} MB")
+            print(
+                f"  cold build      {cold:7.2f} s ({outcome}); peak RSS {cold_rss:.0f} MB; "
+                f"site {site_mb:.0f} MB"
+            )
             print(f"  nothing changed {unchanged:7.2f} s ({second})")
             for size, page in page_sizes(site_dir):
                 print(f"  page {page:<60} {size / 1e3:9.0f} KB")

@@ -10,6 +10,7 @@ theme, sitegen and renderer versions, label) are those of the site in place does
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -20,7 +21,7 @@ import sitegen
 from sitegen.errors import DataError, Issue
 from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import VersionBuild
-from sitegen.pages.render import render_docs
+from sitegen.pages.render import Docs, render_docs
 from sitegen.publish.archive import check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
 from sitegen.publish.marker import BuildMarker, read_build_marker
@@ -59,11 +60,13 @@ class BuildResult:
 
 @dataclass(frozen=True)
 class RenderedSite:
-    """Everything a build writes, validated and held in memory."""
+    """Everything a build writes, validated: pages in memory, files that grow with the
+    records in a scratch directory that lives as long as this object."""
 
     reports: list[Report]
     catalogs: dict[str, Catalog]
-    docs: dict[str, bytes]
+    docs: Docs
+    scratch: tempfile.TemporaryDirectory
 
     @property
     def records(self) -> int:
@@ -82,7 +85,9 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
         raise DataError(issues)
     catalogs = load_catalogs(project_dir / "theme")
     reports = [make_report(campaign) for campaign in campaigns]
-    return RenderedSite(reports, catalogs, render_docs(reports, catalogs, project_dir))
+    scratch = tempfile.TemporaryDirectory(prefix="sitegen-build-")
+    docs = render_docs(reports, catalogs, project_dir, Path(scratch.name))
+    return RenderedSite(reports, catalogs, docs, scratch)
 
 
 def build_site(
@@ -147,6 +152,13 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
         digest.update(f"{name}\0{len(data)}\0".encode())
         digest.update(data)
 
+    def add_file(name: str, path: Path) -> None:
+        # In blocks: records files grow to hundreds of MB.
+        digest.update(f"{name}\0{path.stat().st_size}\0".encode())
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+
     add("label", (version or "").encode())
     roots = {
         "project": project_dir,
@@ -164,7 +176,7 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
             root == "campaigns" and "logs" in relative.parts
         )
         if path.is_file() and not skipped:
-            add(f"{root}/{relative.as_posix()}", path.read_bytes())
+            add_file(f"{root}/{relative.as_posix()}", path)
     for package in RENDERING_PACKAGES:
         add(package, metadata.version(package).encode())
     return digest.hexdigest()

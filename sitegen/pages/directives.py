@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import trials_chart
-from sitegen.pages.downloads import DownloadFile
+from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.schema import field_dictionary
@@ -31,32 +31,10 @@ from sitegen.statistics.report import Report
 from sitegen.text import CONTROL_CHARACTERS
 from sitegen.validation.rules import load_rules
 
-ANSWERS_PAGE_SIZE = 50
-"""Answers per on-demand page of the data page's answer browser."""
-
-
-def answer_shards(report: Report) -> list[bytes]:
-    """The answer browser's pages: every record's texts in run order, as JSON (codes, not
-    words: the page translates them, so both languages share the files)."""
-    records = sorted(report.campaign.records, key=lambda r: r.order_index)
-    shards = []
-    for start in range(0, len(records), ANSWERS_PAGE_SIZE):
-        page = [
-            {
-                "order_index": r.order_index,
-                "trial_id": r.trial_id,
-                "role": r.role,
-                "status": r.status,
-                "finish": r.metrics.finish if r.metrics else None,
-                "generated_tokens": r.metrics.generated_tokens if r.metrics else None,
-                "failure_reason": r.failure_reason,
-                "text": r.text,
-                "reasoning_text": r.reasoning_text,
-            }
-            for r in records[start : start + ANSWERS_PAGE_SIZE]
-        ]
-        shards.append(script_json(page).encode("utf-8"))
-    return shards
+CHART_INLINE_BYTES = 60_000
+"""A chart spec larger than this is a JSON file the page loads, not part of the page."""
+TABLE_PAGE_ROWS = 200
+"""Rows of a chart's number table per page; more rows are JSON pages loaded on demand."""
 
 
 def format_number(value: Any, digits: int | None = None) -> str:
@@ -147,6 +125,8 @@ class Directives:
         self.download_files = list(download_files)
         self.site_root = site_root
         """Relative path from the page to the site root, e.g. ``../../../``."""
+        self.extra_files: dict[str, bytes] = {}
+        """Files the rendered directives need beside the page (docs path → bytes)."""
 
     def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
         """Every public method: what content templates can call."""
@@ -193,16 +173,49 @@ class Directives:
         return self._render("headline.html", report=report, rows=report.headline)
 
     def speed_chart(self, metric: str = "gen_tps") -> Markup:
+        """Every trial as a point with each condition's median, and the table of the
+        chart's numbers. A large campaign's chart and table are files the page loads
+        (``CHART_INLINE_BYTES``, ``TABLE_PAGE_ROWS``), so no page grows with the records."""
         report = self._require_report()
-        trials = report.usable_speed_trials
-        spec = trials_chart(trials, report.summary, metric, report.condition_labels, self.catalog)
+        trials = report.usable_speed_trials.sort_values("order_index")
+        spec = script_json(
+            trials_chart(trials, report.summary, metric, report.condition_labels, self.catalog)
+        )
+        lang = self.catalog.lang
+        spec_file = None
+        if len(spec) > CHART_INLINE_BYTES:
+            spec_file = f"charts/{metric}.{lang}.json"
+            self.extra_files[f"reports/{report.slug}/{spec_file}"] = spec.encode("utf-8")
+        rows = [
+            [
+                row["trial_id"],
+                f"#t{row['order_index']}",
+                report.condition_labels[row["condition_id"]],
+                row["input_id"],
+                str(row["seed"]),
+                format_number(row[metric], 2),
+                format_number(row["generated_tokens"]),
+                self.catalog.t(f"finish.{row['finish']}"),
+            ]
+            for row in trials.to_dict("records")
+        ]
+        pages = [rows[i : i + TABLE_PAGE_ROWS] for i in range(0, len(rows), TABLE_PAGE_ROWS)]
+        table_files = []
+        if len(pages) > 1:
+            for index, page in enumerate(pages):
+                name = f"tables/{metric}.{lang}.{index}.json"
+                self.extra_files[f"reports/{report.slug}/{name}"] = script_json(page).encode()
+                table_files.append(name)
         return self._render(
             "speed_chart.html",
             report=report,
             metric=metric,
-            spec=spec,
-            labels=report.condition_labels,
-            trials=trials.sort_values("order_index").to_dict("records"),
+            spec=Markup(spec) if spec_file is None else None,
+            spec_file=spec_file,
+            rows=pages[0] if pages else [],
+            table_files=table_files,
+            row_count=len(rows),
+            page_rows=TABLE_PAGE_ROWS,
         )
 
     def speed_table(self) -> Markup:

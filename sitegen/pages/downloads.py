@@ -1,5 +1,9 @@
-"""Downloadable data of a report: JSON (complete, with full texts), CSV and Parquet per
-table, and ``SHA256SUMS``. Bytes are produced deterministically.
+"""Downloadable data of a report: the records as measured (``records.jsonl.gz``, with
+full texts, beside the plan and the campaign's signed manifest), CSV and Parquet per table,
+``SHA256SUMS``, and the answer browser's pages. Bytes are produced deterministically.
+
+Files that grow with the records are streamed into a scratch directory, never held in
+memory whole: a build's memory stays bounded at any number of records.
 
 The CSV files are made safe to open in a spreadsheet (model output and engine error text
 are untrusted): text cells that a spreadsheet would read as a formula are prefixed with
@@ -10,36 +14,58 @@ quotes inside a field never split a row. The JSON and Parquet files keep the exa
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import io
-import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sitegen.pages.safe_json import script_json
+from sitegen.records.campaign import MANIFEST_FILE, PLAN_FILE
 from sitegen.statistics.report import Report
+
+ANSWERS_PAGE_SIZE = 50
+"""Answers per on-demand page of the data page's answer browser."""
 
 
 @dataclass(frozen=True)
 class DownloadFile:
-    """One file offered on the data page."""
+    """One file offered on the data page: its bytes, or a file in the build's scratch
+    directory."""
 
     name: str
     kind: str
-    """``json``, ``csv``, ``parquet`` or ``sums``."""
+    """``jsonl.gz``, ``json``, ``csv``, ``parquet`` or ``sums``."""
     table: str
-    """``records``, ``trials``, ``speed_summary`` or ``checksums``."""
-    data: bytes
+    """``records``, ``plan``, ``manifest``, ``trials``, ``speed_summary`` or ``checksums``."""
+    sha256: str
+    size_bytes: int
+    data: bytes | None = None
+    path: Path | None = None
+
+    @classmethod
+    def from_bytes(cls, name: str, kind: str, table: str, data: bytes) -> DownloadFile:
+        return cls(name, kind, table, hashlib.sha256(data).hexdigest(), len(data), data=data)
+
+    @classmethod
+    def from_file(cls, name: str, kind: str, table: str, path: Path) -> DownloadFile:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+        return cls(name, kind, table, digest.hexdigest(), path.stat().st_size, path=path)
 
     @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+    def content(self) -> bytes | Path:
+        """What the site writes: the bytes, or the scratch file to copy."""
+        return self.data if self.data is not None else self.path
 
-    @property
-    def size_bytes(self) -> int:
-        return len(self.data)
+    def read_bytes(self) -> bytes:
+        return self.data if self.data is not None else self.path.read_bytes()
 
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -93,25 +119,70 @@ def _parquet(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def make_downloads(report: Report) -> list[DownloadFile]:
-    """Every download of one report, ending with the checksum file."""
-    records = {
-        "campaign_id": report.slug,
-        "plan_sha256": report.campaign.plan_sha256,
-        "plan": report.plan.model_dump(mode="json"),
-        "records": [r.model_dump(mode="json") for r in report.campaign.records],
-    }
+def _gzip_file(source: Path, target: Path) -> None:
+    """``source`` gzip-compressed into ``target`` in blocks, with no name or time in the
+    header (same bytes, same archive)."""
+    with (
+        source.open("rb") as raw,
+        target.open("wb") as out,
+        gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as packed,
+    ):
+        while block := raw.read(1 << 20):
+            packed.write(block)
+
+
+def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
+    """Every download of one report, ending with the checksum file; large files are
+    written into ``scratch``."""
+    campaign = report.campaign
+    scratch.mkdir(parents=True, exist_ok=True)
+    _gzip_file(campaign.records_path, scratch / "records.jsonl.gz")
     files = [
-        DownloadFile(
-            "records.json",
-            "json",
-            "records",
-            json.dumps(records, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"),
-        )
+        DownloadFile.from_file(
+            "records.jsonl.gz", "jsonl.gz", "records", scratch / "records.jsonl.gz"
+        ),
+        DownloadFile.from_bytes(
+            "plan.json", "json", "plan", (campaign.directory / PLAN_FILE).read_bytes()
+        ),
     ]
+    manifest = campaign.directory / MANIFEST_FILE
+    if manifest.is_file():
+        files.append(
+            DownloadFile.from_bytes("manifest.json", "json", "manifest", manifest.read_bytes())
+        )
     for table, frame in (("trials", report.trials), ("speed_summary", report.summary)):
-        files.append(DownloadFile(f"{table}.csv", "csv", table, _csv(frame)))
-        files.append(DownloadFile(f"{table}.parquet", "parquet", table, _parquet(frame)))
+        files.append(DownloadFile.from_bytes(f"{table}.csv", "csv", table, _csv(frame)))
+        files.append(DownloadFile.from_bytes(f"{table}.parquet", "parquet", table, _parquet(frame)))
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
-    files.append(DownloadFile("SHA256SUMS", "sums", "checksums", sums))
+    files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))
     return files
+
+
+def write_answer_shards(report: Report, scratch: Path) -> list[Path]:
+    """The answer browser's pages: every record's texts in run order, ``ANSWERS_PAGE_SIZE``
+    per JSON file, written into ``scratch`` one page at a time (codes, not words: the page
+    translates them, so both languages share the files)."""
+    campaign = report.campaign
+    order = sorted(range(len(campaign.records)), key=lambda i: campaign.records[i].order_index)
+    scratch.mkdir(parents=True, exist_ok=True)
+    shards = []
+    for start in range(0, len(order), ANSWERS_PAGE_SIZE):
+        page = [
+            {
+                "order_index": r.order_index,
+                "trial_id": r.trial_id,
+                "attempt": r.attempt,
+                "role": r.role,
+                "status": r.status,
+                "finish": r.metrics.finish if r.metrics else None,
+                "generated_tokens": r.metrics.generated_tokens if r.metrics else None,
+                "failure_reason": r.failure_reason,
+                "text": r.text,
+                "reasoning_text": r.reasoning_text,
+            }
+            for r in campaign.iter_full_records(order[start : start + ANSWERS_PAGE_SIZE])
+        ]
+        path = scratch / f"{len(shards)}.json"
+        path.write_bytes(script_json(page).encode("utf-8"))
+        shards.append(path)
+    return shards

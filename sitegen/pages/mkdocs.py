@@ -65,7 +65,7 @@ class VersionBuild:
     label: str
     data_epoch: int
     """Start time of the latest record (Unix seconds): dates in sitemaps, version order."""
-    docs: dict[str, bytes]
+    docs: dict[str, bytes | Path]
     reports: list[Report]
     catalogs: dict[str, Catalog]
     figures: dict[str, Any]
@@ -132,10 +132,13 @@ def render_version(
     from mkdocs.exceptions import MkDocsException
 
     docs_dir = staging / "docs"
-    for relative, data in sorted(build.docs.items()):
+    for relative, content in sorted(build.docs.items()):
         path = docs_dir / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        if isinstance(content, Path):
+            shutil.copyfile(content, path)
+        else:
+            path.write_bytes(content)
     shutil.copytree(
         project_dir / "theme" / "assets",
         docs_dir / "assets",

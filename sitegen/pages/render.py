@@ -9,8 +9,8 @@ import jinja2
 
 from sitegen.errors import DataError, Issue
 from sitegen.pages.content import DirectiveCalls, content_environment, without_directive_outputs
-from sitegen.pages.directives import Directives, answer_shards, html_environment
-from sitegen.pages.downloads import make_downloads
+from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.downloads import make_downloads, write_answer_shards
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.statistics.report import Report
@@ -51,13 +51,18 @@ def _site_root(page: str, lang: str) -> str:
     return "../" * depth
 
 
+Docs = dict[str, bytes | Path]
+"""The mkdocs ``docs`` tree: path → bytes, or a file of the scratch directory to copy."""
+
+
 def render_docs(
-    reports: list[Report], catalogs: dict[str, Catalog], project_dir: Path
-) -> dict[str, bytes]:
-    """Every file of the mkdocs ``docs`` tree for both languages."""
+    reports: list[Report], catalogs: dict[str, Catalog], project_dir: Path, scratch: Path
+) -> Docs:
+    """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
+    the records are written into ``scratch``."""
     content = content_environment(project_dir / "content")
     partials = html_environment(str(project_dir / "theme" / "partials"))
-    docs: dict[str, bytes] = {}
+    docs: Docs = {}
     issues: list[Issue] = []
 
     def render(template_name: str, directives: Directives) -> str | None:
@@ -75,7 +80,10 @@ def render_docs(
         return calls.substitute(text)
 
     issues.extend(check_content_languages(project_dir / "content"))
-    downloads = {report.slug: make_downloads(report) for report in reports}
+    downloads = {
+        report.slug: make_downloads(report, scratch / report.slug / "downloads")
+        for report in reports
+    }
     for lang in LANGUAGES:
         catalog = catalogs[lang]
         home = render(f"{lang}/index.md", Directives(partials, catalog, None, reports))
@@ -95,13 +103,15 @@ def render_docs(
                 if text is not None:
                     path = f"reports/{report.slug}/{_page_name(page, lang)}"
                     docs[path] = text.encode("utf-8")
+                    docs.update(directives.extra_files)
     issues.extend(check_rendered(docs, reports))
     if issues:
         raise DataError(issues)
     for report in reports:
         for file in downloads[report.slug]:
-            docs[f"reports/{report.slug}/downloads/{file.name}"] = file.data
-        for index, shard in enumerate(answer_shards(report)):
+            docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
+        shards = write_answer_shards(report, scratch / report.slug / "answers")
+        for index, shard in enumerate(shards):
             docs[f"reports/{report.slug}/answers/{index}.json"] = shard
     for name, data in schema_files().items():
         docs[f"schema/{name}"] = data
@@ -128,7 +138,7 @@ def check_content_languages(content_dir: Path) -> list[Issue]:
     ]
 
 
-def check_rendered(docs: dict[str, bytes], reports: list[Report]) -> list[Issue]:
+def check_rendered(docs: Docs, reports: list[Report]) -> list[Issue]:
     """Caveat rules over every rendered page (the home page included), and ja/en figure
     parity."""
     home = {

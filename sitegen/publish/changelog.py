@@ -13,7 +13,7 @@ from markupsafe import Markup, escape
 from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
-from sitegen.records.campaign import RECORDS_FILE
+from sitegen.records.campaign import RECORDS_FILE, sha256_file
 from sitegen.site_layout import CHANGELOG_PAGE
 from sitegen.statistics.report import Report
 
@@ -37,7 +37,7 @@ def headline_figures(reports: list[Report]) -> dict[str, Any]:
         figures[report.slug] = {
             "title": report.plan.title.model_dump(),
             "records": len(report.campaign.records),
-            "records_sha256": sha256_bytes(records.read_bytes()),
+            "records_sha256": sha256_file(records),
             # Declared after measuring, so not in the campaign's manifest: recorded here.
             "annotations_sha256": sha256_bytes(annotations.read_bytes())
             if annotations.is_file()

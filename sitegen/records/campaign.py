@@ -28,23 +28,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import yaml
 from pydantic import ValidationError
 
 from sitegen.errors import DataError, IntegrityError, Issue, StorageError, pydantic_issues
 from sitegen.lock import exclusive_lock
+from sitegen.models import StrictModel
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
-from sitegen.plan.models import Plan
+from sitegen.plan.models import Plan, SpeculativeSpec
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.models import (
     RECORD_SCHEMA_VERSION,
     ArtifactEntry,
     Manifest,
+    Provenance,
     TrialRecord,
 )
 
@@ -417,7 +420,12 @@ def _refusal(issues: list[Issue]) -> IntegrityError:
 
 @dataclass(frozen=True)
 class Campaign:
-    """A campaign read back from disk: its plan and its records in file order."""
+    """A campaign read back from disk: its plan and its records in file order.
+
+    ``records`` are lean: the prompt, answer and thinking texts are left out so a build
+    holds 40,000 records in bounded memory. ``full_record`` and ``iter_full_records`` read
+    them back from ``records.jsonl`` when a page or a download needs the texts.
+    """
 
     directory: Path
     plan: Plan
@@ -427,6 +435,8 @@ class Campaign:
     """Caveat metadata (defaults when the campaign has no annotations file)."""
     record_lines: tuple[int, ...] = ()
     """Line number in ``records.jsonl`` of each record (parallel to ``records``)."""
+    record_offsets: tuple[int, ...] = ()
+    """Byte offset in ``records.jsonl`` of each record (parallel to ``records``)."""
 
     @property
     def campaign_id(self) -> str:
@@ -444,6 +454,21 @@ class Campaign:
         """``<records.jsonl>:<line> (trial <id>)`` of the record at ``index``."""
         line = self.record_lines[index] if index < len(self.record_lines) else "?"
         return f"{self.records_path}:{line} (trial {self.records[index].trial_id})"
+
+    def full_record(self, index: int) -> TrialRecord:
+        """The record at ``index`` with its texts, read back from ``records.jsonl``."""
+        with self.records_path.open("rb") as handle:
+            handle.seek(self.record_offsets[index])
+            return TrialRecord.model_validate_json(handle.readline())
+
+    def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
+        """The records (all, or those at ``indices`` in that order) with their texts, one at a
+        time."""
+        order = range(len(self.records)) if indices is None else indices
+        with self.records_path.open("rb") as handle:
+            for index in order:
+                handle.seek(self.record_offsets[index])
+                yield TrialRecord.model_validate_json(handle.readline())
 
 
 def campaign_directories(data_dir: Path) -> list[Path]:
@@ -502,9 +527,11 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
                 "data",
             )
         )
-    records, lines = _read_records(directory / RECORDS_FILE, issues)
+    records, lines, offsets = _read_records(directory / RECORDS_FILE, issues)
     annotations = _read_annotations(directory / ANNOTATIONS_FILE, issues)
-    return Campaign(directory, plan, expected_hash, records, annotations, tuple(lines))
+    return Campaign(
+        directory, plan, expected_hash, records, annotations, tuple(lines), tuple(offsets)
+    )
 
 
 def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
@@ -520,34 +547,107 @@ def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
     return Annotations()
 
 
-def _read_records(path: Path, issues: list[Issue]) -> tuple[list[TrialRecord], list[int]]:
-    """Every valid record of ``records.jsonl`` with its line number; every problem becomes
-    an issue."""
+def _read_records(
+    path: Path, issues: list[Issue]
+) -> tuple[list[TrialRecord], list[int], list[int]]:
+    """Every valid record of ``records.jsonl``, lean (see ``Campaign``), with its line number
+    and byte offset; every problem becomes an issue. The file is read line by line."""
     try:
-        data = path.read_bytes()
+        handle = path.open("rb")
     except FileNotFoundError:
         issues.append(Issue(str(path), "missing records file", "data"))
-        return [], []
+        return [], [], []
     except OSError as exc:
         issues.append(Issue(str(path), f"cannot read: {exc.strerror or exc}", "data"))
-        return [], []
-    records, numbers, problems = parse_records(data, path)
+        return [], [], []
+    lean = _LeanRecords()
+    offsets: list[int] = []
+    with handle:
+        # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
+        lines = _numbered_lines(handle, offsets)
+        records, numbers, problems = parse_records_from(lines, path, lean.prepare, lean.keep)
     issues.extend(problems)
-    return records, numbers
+    by_line = dict(zip(range(1, len(offsets) + 1), offsets, strict=True))
+    return records, numbers, [by_line[n] for n in numbers]
+
+
+def _numbered_lines(handle: BinaryIO, offsets: list[int]) -> Iterator[bytes]:
+    offset = 0
+    for line in handle:
+        offsets.append(offset)
+        offset += len(line)
+        yield line
+
+
+class _LeanRecords:
+    """Prepares record lines to be kept without their texts, sharing one object for equal
+    provenance and speculative values (most records of a campaign have the
+    same): a few KB per record instead of every text."""
+
+    _SHARED = {"provenance": Provenance, "speculative": SpeculativeSpec}
+    _TEXTS = ("prompt", "text", "reasoning_text")
+
+    def __init__(self) -> None:
+        self._shared: dict[tuple[str, str], StrictModel] = {}
+        self._fields_sets: dict[frozenset[str], set[str]] = {}
+
+    def prepare(self, raw: dict) -> dict:
+        """``raw`` ready to validate as a lean record; a field that does not validate on its
+        own is left as it is, for the record's validation to report where it is."""
+        lean = dict(raw)
+        for name in self._TEXTS:
+            if isinstance(lean.get(name), str):
+                lean[name] = ""
+        for name, model in self._SHARED.items():
+            value = lean.get(name)
+            if not isinstance(value, dict):
+                continue
+            key = (name, json.dumps(value, sort_keys=True))
+            if key not in self._shared:
+                try:
+                    self._shared[key] = model.model_validate(value)
+                except ValidationError:
+                    continue
+            lean[name] = self._shared[key]
+        return lean
+
+    def keep(self, record: TrialRecord) -> TrialRecord:
+        """``record`` with its per-instance sets of set fields replaced by shared ones:
+        pydantic keeps one set per model instance (2 KB for a record), and these never
+        change."""
+        for model in (record, record.metrics, record.sampling, *record.peak_memory):
+            if model is not None:
+                fields = frozenset(model.__pydantic_fields_set__)
+                # A set, as pydantic expects; copies (model_copy) copy it before changing it.
+                shared = self._fields_sets.setdefault(fields, set(fields))
+                object.__setattr__(model, "__pydantic_fields_set__", shared)
+        return record
 
 
 def parse_records(data: bytes, path: Path) -> tuple[list[TrialRecord], list[int], list[Issue]]:
     """The valid records of ``records.jsonl`` bytes with their line numbers, and an issue
     for each invalid line, each repeated attempt of a trial and each attempt after an ok
     one (a trial with an ok attempt is never run again)."""
+    # Split on newline bytes only: answer texts may hold U+2028 or U+0085, which JSON
+    # writes raw.
+    return parse_records_from(iter(data.split(b"\n")), path)
+
+
+def parse_records_from(
+    lines: Iterator[bytes],
+    path: Path,
+    prepare: Callable[[dict], dict] = lambda raw: raw,
+    keep: Callable[[TrialRecord], TrialRecord] = lambda record: record,
+) -> tuple[list[TrialRecord], list[int], list[Issue]]:
+    """``parse_records`` over lines as they are read; ``prepare`` turns each line's JSON
+    object into what is validated, ``keep`` each valid record into what is kept (e.g. a
+    lean record)."""
     records: list[TrialRecord] = []
     numbers: list[int] = []
     issues: list[Issue] = []
     seen: dict[tuple[str, int], int] = {}
     ok_line: dict[str, int] = {}
-    # Split on newline bytes only: answer texts may hold U+2028 or U+0085, which JSON
-    # writes raw.
-    for number, raw_line in enumerate(data.split(b"\n"), start=1):
+    for number, raw_line in enumerate(lines, start=1):
         if not raw_line.strip():
             continue
         where = f"{path}:{number}"
@@ -575,7 +675,7 @@ def parse_records(data: bytes, path: Path) -> tuple[list[TrialRecord], list[int]
             )
             continue
         try:
-            record = TrialRecord.model_validate(raw)
+            record = TrialRecord.model_validate(prepare(raw))
         except ValidationError as exc:
             issues.extend(pydantic_issues(exc, where))
             continue
@@ -600,7 +700,7 @@ def parse_records(data: bytes, path: Path) -> tuple[list[TrialRecord], list[int]
         seen.setdefault(key, number)
         if record.status == "ok":
             ok_line.setdefault(record.trial_id, number)
-        records.append(record)
+        records.append(keep(record))
         numbers.append(number)
     return records, numbers, issues
 

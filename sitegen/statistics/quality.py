@@ -464,11 +464,13 @@ def _is_missing(value: Any) -> bool:
 def greedy_identical_share(df: pd.DataFrame) -> IdenticalShareResult:
     """Share of off/on pairs with identical output.
 
-    Columns: ``problem_id, seed, factor, text`` and optionally ``tokens`` (a sequence of
-    token ids including the stop token, or null). A pair is compared by tokens when both
-    sides have them, otherwise by text.
+    Columns: ``problem_id, seed, factor``, the output as ``text`` or its digest
+    ``text_sha256``, and optionally ``tokens`` (a sequence of token ids including the stop
+    token, or null). A pair is compared by tokens when both sides have them, otherwise by
+    text.
     """
-    values = ["text"] + (["tokens"] if "tokens" in df.columns else [])
+    text = "text_sha256" if "text_sha256" in df.columns else "text"
+    values = [text] + (["tokens"] if "tokens" in df.columns else [])
     pairs = _pairs(df, ["problem_id", "seed"], values)
     n_identical = by_tokens = 0
     for row in pairs.itertuples(index=False):
@@ -478,7 +480,7 @@ def greedy_identical_share(df: pd.DataFrame) -> IdenticalShareResult:
             by_tokens += 1
             n_identical += tuple(tokens_off) == tuple(tokens_on)
         else:
-            n_identical += row.text_off == row.text_on
+            n_identical += getattr(row, f"{text}_off") == getattr(row, f"{text}_on")
     n_pairs = len(pairs)
     if n_pairs == 0:
         raise ValueError("no pairs to compare")

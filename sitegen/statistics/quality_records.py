@@ -6,6 +6,8 @@ the scorer are both published, so every score can be recomputed.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -43,27 +45,36 @@ class QualityTables:
 
 
 def score_quality(
-    plan: Plan, items: dict[str, PlanItem], records: list[TrialRecord]
+    plan: Plan,
+    items: dict[str, PlanItem],
+    records: Sequence[TrialRecord],
+    with_texts: Callable[[list[int]], Iterable[TrialRecord]],
 ) -> QualityTables:
+    """Score every complete pair's answers. ``records`` are lean (a campaign keeps no
+    texts in memory): ``with_texts(indices)`` yields the records at ``indices`` with their
+    texts, in that order (``Campaign.iter_full_records``)."""
     quality = plan.quality
     assert quality is not None
     factor_of = {quality.off_condition: "off", quality.on_condition: "on"}
     usable = [
-        r
-        for r in records
+        i
+        for i, r in enumerate(records)
         if r.role == "measured" and r.input_id in items and items[r.input_id].kind != "speed"
     ]
     sides: dict[tuple[str, int], set[str]] = {}
-    for r in usable:
+    for r in (records[i] for i in usable):
         if r.status == "ok":
             sides.setdefault((r.input_id, r.repetition), set()).add(factor_of[r.condition_id])
     complete = {key for key, found in sides.items() if found == {"off", "on"}}
-    all_pairs = {(r.input_id, r.repetition) for r in usable}
+    all_pairs = {(records[i].input_id, records[i].repetition) for i in usable}
+    scored = [
+        i
+        for i in usable
+        if (records[i].input_id, records[i].repetition) in complete and records[i].status == "ok"
+    ]
 
     answers, doc_items, documents = [], [], []
-    for r in usable:
-        if (r.input_id, r.repetition) not in complete or r.status != "ok":
-            continue
+    for r in with_texts(scored):
         m = r.metrics
         item = items[r.input_id]
         base = {
@@ -88,7 +99,8 @@ def score_quality(
                     "reason": score.reason,
                     "answered": score.answered,
                     "correct": score.outcome == "correct",
-                    "text": r.text,
+                    # Only compared for identical outputs: the digest, not 2 KB per answer.
+                    "text_sha256": hashlib.sha256(r.text.encode("utf-8")).hexdigest(),
                 }
             )
         else:

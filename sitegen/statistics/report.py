@@ -164,17 +164,20 @@ class Report:
         """Curated examples in declaration order, then ``count`` answers drawn with
         ``random.Random(seed).sample`` from the usable trials in run order."""
         annotations = self.campaign.annotations
-        by_id = {r.trial_id: r for r in self.campaign.records}
+        records = self.campaign.records
+        by_id = {r.trial_id: i for i, r in enumerate(records) if enters_statistics(r)}
         curated = [
-            (by_id[e.trial_id], e) for e in annotations.curated_examples if e.trial_id in by_id
+            (self.campaign.full_record(by_id[e.trial_id]), e)
+            for e in annotations.curated_examples
+            if e.trial_id in by_id
         ]
         pool = sorted(
-            (r for r in self.campaign.records if enters_statistics(r)),
-            key=lambda r: r.order_index,
+            (i for i, r in enumerate(records) if enters_statistics(r)),
+            key=lambda i: records[i].order_index,
         )
         draw = annotations.random_examples
         drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
-        return ExampleDraw(curated, drawn, len(pool))
+        return ExampleDraw(curated, list(self.campaign.iter_full_records(drawn)), len(pool))
 
     def completion_times(self, input_id: str) -> CompletionTimes:
         """End-to-end times per condition on one speed input (empty without trials)."""
@@ -284,7 +287,8 @@ def make_report(campaign: Campaign) -> Report:
             frame, [t.trial_id for t in expand_trials(campaign.plan) if t.role == "measured"]
         ),
         quality=summarize_quality(
-            campaign.plan, score_quality(campaign.plan, items, campaign.records)
+            campaign.plan,
+            score_quality(campaign.plan, items, campaign.records, campaign.iter_full_records),
         )
         if campaign.plan.quality
         else None,

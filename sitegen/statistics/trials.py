@@ -17,45 +17,47 @@ USABLE_STATUS = "ok"
 
 def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
     """One row per record (every role and status), the columns published as ``trials.csv``."""
-    rows = []
+    columns: dict[str, list] = {}
     for r in records:
         m = r.metrics
-        rows.append(
-            {
-                "campaign_id": r.campaign_id,
-                "trial_id": r.trial_id,
-                "order_index": r.order_index,
-                "condition_id": r.condition_id,
-                "input_id": r.input_id,
-                "role": r.role,
-                "status": r.status,
-                "failure_reason": r.failure_reason,
-                "repetition": r.repetition,
-                "seed": r.sampling.seed,
-                "speculative_mode": r.speculative.mode,
-                "draft_max": r.speculative.draft_max,
-                "context_capacity": r.context_capacity,
-                "target_prompt_tokens": r.target_prompt_tokens,
-                "prompt_tokens": r.prompt_tokens,
-                "max_output_tokens": r.max_output_tokens,
-                "generated_tokens": m.generated_tokens if m else None,
-                "finish": m.finish if m else "error",
-                "answer_reached": m.answer_reached if m else False,
-                "ttft_s": m.ttft_s if m else None,
-                "t_first_visible_s": m.t_first_visible_s if m else None,
-                "t_first_answer_s": m.t_first_answer_s if m else None,
-                "t_natural_finish_s": m.t_natural_finish_s if m else None,
-                "e2e_s": m.e2e_s if m else None,
-                "gen_tps": m.gen_tps if m else None,
-                "native_tps": m.native_tps if m else None,
-                "draft_proposed": m.draft_proposed if m else None,
-                "draft_accepted": m.draft_accepted if m else None,
-                "peak_mem_mib": max((d.peak_mib for d in r.peak_memory), default=None),
-                "engine": r.provenance.engine.id,
-                "started_at": r.started_at,
-            }
-        )
-    frame = pd.DataFrame(rows)
+        row = {
+            "campaign_id": r.campaign_id,
+            "trial_id": r.trial_id,
+            "order_index": r.order_index,
+            "condition_id": r.condition_id,
+            "input_id": r.input_id,
+            "role": r.role,
+            "status": r.status,
+            "failure_reason": r.failure_reason,
+            "repetition": r.repetition,
+            "seed": r.sampling.seed,
+            "speculative_mode": r.speculative.mode,
+            "draft_max": r.speculative.draft_max,
+            "context_capacity": r.context_capacity,
+            "target_prompt_tokens": r.target_prompt_tokens,
+            "prompt_tokens": r.prompt_tokens,
+            "max_output_tokens": r.max_output_tokens,
+            "generated_tokens": m.generated_tokens if m else None,
+            "finish": m.finish if m else "error",
+            "answer_reached": m.answer_reached if m else False,
+            "ttft_s": m.ttft_s if m else None,
+            "t_first_visible_s": m.t_first_visible_s if m else None,
+            "t_first_answer_s": m.t_first_answer_s if m else None,
+            "t_natural_finish_s": m.t_natural_finish_s if m else None,
+            "e2e_s": m.e2e_s if m else None,
+            "gen_tps": m.gen_tps if m else None,
+            "native_tps": m.native_tps if m else None,
+            "draft_proposed": m.draft_proposed if m else None,
+            "draft_accepted": m.draft_accepted if m else None,
+            "peak_mem_mib": max((d.peak_mib for d in r.peak_memory), default=None),
+            "engine": r.provenance.engine.id,
+            "started_at": r.started_at,
+        }
+        # Column lists, not a list of row dicts: a row dict per record would double the
+        # build's memory at 40,000 records.
+        for name, value in row.items():
+            columns.setdefault(name, []).append(value)
+    frame = pd.DataFrame(columns)
     for column in (
         "generated_tokens",
         "prompt_tokens",

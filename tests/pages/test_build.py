@@ -3,6 +3,7 @@ the previous site untouched; model output is escaped."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -52,12 +53,18 @@ def test_site_pages_in_both_languages_with_downloads(built):
         assert (site / "en" / "reports" / slug / page / "index.html").is_file()
     downloads = site / "reports" / slug / "downloads"
     sums = (downloads / "SHA256SUMS").read_text().splitlines()
-    assert len(sums) == 5
+    assert len(sums) == 7
     for line in sums:
         digest, name = line.split("  ")
         assert hashlib.sha256((downloads / name).read_bytes()).hexdigest() == digest
+    # The records as measured: their SHA-256 after decompression is the manifest's.
+    manifest = json.loads((downloads / "manifest.json").read_text())
+    signed = next(a for a in manifest["artifacts"] if a["path"] == "records.jsonl")
+    unpacked = gzip.decompress((downloads / "records.jsonl.gz").read_bytes())
+    assert hashlib.sha256(unpacked).hexdigest() == signed["sha256"]
+    assert unpacked == records_path.read_bytes()
     en_data = (site / "en" / "reports" / slug / "data" / "index.html").read_text(encoding="utf-8")
-    assert f'href="../../../../reports/{slug}/downloads/records.json"' in en_data
+    assert f'href="../../../../reports/{slug}/downloads/records.jsonl.gz"' in en_data
     assert (
         root / "site" / "assets" / "js" / "plotly-basic-4.1.1.min.js"
     ).stat().st_size > 1_000_000

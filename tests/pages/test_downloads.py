@@ -5,6 +5,7 @@ exact text; numbers stay numbers."""
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 from pathlib import Path
@@ -77,11 +78,12 @@ def built(tmp_path_factory) -> tuple[Report, list[DownloadFile], dict[str, dict[
     campaign = read_campaign(path.parent, issues)
     assert campaign is not None and issues == []
     report = make_report(campaign)
-    return report, make_downloads(report), originals
+    scratch = tmp_path_factory.mktemp("scratch")
+    return report, make_downloads(report, scratch), originals
 
 
 def _file(files: list[DownloadFile], name: str) -> bytes:
-    return next(f for f in files if f.name == name).data
+    return next(f for f in files if f.name == name).read_bytes()
 
 
 def _text_columns(frame: pd.DataFrame) -> list[str]:
@@ -218,19 +220,20 @@ def test_parquet_keeps_the_exact_text_and_numbers(built):
     assert NEGATIVE_SEED in trials["seed"].tolist()
 
 
-def test_records_json_keeps_the_exact_text(built):
+def test_records_download_keeps_the_exact_text(built):
     _, files, originals = built
-    records = json.loads(_file(files, "records.json"))["records"]
+    lines = gzip.decompress(_file(files, "records.jsonl.gz")).split(b"\n")
+    records = [json.loads(line) for line in lines if line]
     assert len(records) == len(originals)
     for record in records:
         for name, original in originals[record["trial_id"]].items():
             assert record[name] == original, (record["trial_id"], name)
 
 
-def test_downloads_are_deterministic(built):
+def test_downloads_are_deterministic(built, tmp_path):
     report, files, _ = built
-    again = make_downloads(report)
-    assert [(f.name, f.data) for f in again] == [(f.name, f.data) for f in files]
+    again = make_downloads(report, tmp_path)
+    assert [(f.name, f.read_bytes()) for f in again] == [(f.name, f.read_bytes()) for f in files]
     sums = _file(files, "SHA256SUMS").decode("ascii").splitlines()
     assert [line.split("  ")[1] for line in sums] == [f.name for f in files[:-1]]
 
