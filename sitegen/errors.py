@@ -87,3 +87,13 @@ def pydantic_issues(exc: ValidationError, where: str) -> list[Issue]:
         Issue(f"{where} → {'.'.join(str(p) for p in error['loc']) or '(record)'}", error["msg"])
         for error in exc.errors()
     ]
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (YAML and JSON parsers write several: the
+    problem, then a quoted excerpt with a caret)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if problem and mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(exc).split())

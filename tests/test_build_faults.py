@@ -4,13 +4,16 @@ a campaign without a usable trial is refused with its reasons, or left out with
 
 from __future__ import annotations
 
+import shutil
+
+import pytest
 import yaml
 
 from sitegen.build import build_site
 from sitegen.cli import main
 from sitegen.plan.models import InputSpec
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, publishable_campaign, tree_bytes
 from tests.statistics.test_quality_records import quality_plan
 
 
@@ -106,3 +109,102 @@ def test_changed_annotations_show_in_the_changelog(tmp_path):
     build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v2")
     changelog = (tmp_path / "site" / "v" / "v2" / "en" / "changelog" / "index.html").read_text()
     assert "Declarations changed" in changelog and directory.name in changelog
+
+
+def _edit_lines(edit):
+    """A fault made by editing the records file's lines (not re-signed, like a hand edit)."""
+
+    def apply(directory):
+        path = directory / "records.jsonl"
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(edit(lines)))
+
+    return apply
+
+
+def _annotate(**fields):
+    return lambda directory: (directory / "annotations.yaml").write_text(yaml.safe_dump(fields))
+
+
+def _remove(name):
+    return lambda directory: (directory / name).unlink()
+
+
+BUILD_FAULTS = {
+    "corrupt middle line": (
+        _edit_lines(lambda ls: [*ls[:3], "{not json\n", *ls[3:]]),
+        "not valid JSON",
+    ),
+    "duplicate record": (_edit_lines(lambda ls: [*ls, ls[2]]), "duplicate of line"),
+    "torn last line": (_edit_lines(lambda ls: [*ls[:-1], ls[-1][:40]]), "records.jsonl:"),
+    "record edited": (
+        _edit_lines(lambda ls: [ls[0].replace('"gen_tps": ', '"gen_tps": 9', 1), *ls[1:]]),
+        "[C-SIGNED]",
+    ),
+    "manifest missing": (_remove("manifest.json"), "missing manifest"),
+    "plan missing": (_remove("plan.json"), "missing plan file"),
+    "records missing": (_remove("records.jsonl"), "missing records file"),
+    "unknown schema version": (
+        _edit_lines(
+            lambda ls: [ls[0].replace('"schema_version": 1', '"schema_version": 9'), *ls[1:]]
+        ),
+        "unknown record schema_version 9",
+    ),
+    "control character in an id": (
+        _edit_lines(
+            lambda ls: [ls[0].replace('"trial_id": "', '"trial_id": "\\u0000', 1), *ls[1:]]
+        ),
+        "control character U+0000",
+    ),
+    "annotation date not a date": (
+        _annotate(
+            post_hoc=[
+                {
+                    "label": "x",
+                    "exclude_templates": ["logic.order"],
+                    "added_at": "2026-99-99 not a date",
+                    "reason": {"ja": "理由", "en": "why"},
+                }
+            ]
+        ),
+        "added_at",
+    ),
+    "blank curated reason": (
+        _annotate(
+            curated_examples=[{"trial_id": "off/short/r0", "reason": {"ja": " ", "en": "x"}}]
+        ),
+        "curated_examples.0.reason.ja",
+    ),
+    "reviewer missing": (_annotate(review="human"), "needs a reviewer"),
+    "annotations not YAML": (
+        lambda d: (d / "annotations.yaml").write_text("review: [unclosed"),
+        "not valid YAML",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """A data directory and a site with one published version, to break afterwards."""
+    root = tmp_path_factory.mktemp("faults")
+    directory = publishable_campaign(root / "data").parent
+    build_site(root / "data", root / "site", PROJECT, version="v1")
+    return root, directory
+
+
+@pytest.mark.parametrize("fault", sorted(BUILD_FAULTS))
+def test_a_fault_leaves_the_published_site_byte_identical(published, tmp_path, capsys, fault):
+    root, original = published
+    data = tmp_path / "data"
+    shutil.copytree(root / "data", data)
+    site = tmp_path / "site"
+    shutil.copytree(root / "site", site, symlinks=True)
+    shutil.copytree(root / ".site.releases", tmp_path / ".site.releases", symlinks=True)
+    before = tree_bytes(site.resolve())
+    break_it, expected = BUILD_FAULTS[fault]
+    break_it(data / "campaigns" / original.name)
+    code = main(["build", "--data", str(data), "--site", str(site), "--version", "v2"])
+    err = capsys.readouterr().err
+    assert code == 1 and expected in err and "Traceback" not in err, err
+    assert all(line.startswith(("error: ", "  [")) for line in err.strip().splitlines()), err
+    assert tree_bytes(site.resolve()) == before

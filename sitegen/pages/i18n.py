@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from sitegen.errors import DataError, Issue
+from sitegen.errors import DataError, Issue, one_line
 from sitegen.text import LANGUAGES, Bilingual
 
 __all__ = ["LANGUAGES", "Catalog", "load_catalogs", "load_strings"]
@@ -46,7 +46,7 @@ def load_strings(theme_dir: Path) -> dict[str, Bilingual]:
             issues.append(Issue(str(path), "missing catalog", "i18n"))
             continue
         except yaml.YAMLError as exc:
-            issues.append(Issue(str(path), f"not valid YAML: {exc}", "i18n"))
+            issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "i18n"))
             continue
         by_lang[lang] = {str(k): str(v) for k, v in loaded.items()}
     if issues:

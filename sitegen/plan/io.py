@@ -12,7 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from sitegen.engine.registry import validate_engine_options
-from sitegen.errors import ConfigError, pydantic_issues
+from sitegen.errors import ConfigError, one_line, pydantic_issues
 from sitegen.plan.grid import GRID_KEY, expand_grid, invalid_plan
 from sitegen.plan.models import Plan
 
@@ -48,7 +48,9 @@ def load_plan(path: Path) -> Plan:
         else:
             raw = yaml.load(text, Loader=_PlanYamlLoader)  # a SafeLoader subclass
     except (ValueError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+        raise ConfigError(
+            f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {one_line(exc)}"
+        ) from exc
     if isinstance(raw, dict) and GRID_KEY in raw:
         raw = expand_grid(raw, str(path))
     try:

@@ -37,7 +37,7 @@ from typing import BinaryIO
 import yaml
 from pydantic import ValidationError
 
-from sitegen.errors import DataError, IntegrityError, Issue, StorageError, pydantic_issues
+from sitegen.errors import DataError, IntegrityError, Issue, StorageError, one_line, pydantic_issues
 from sitegen.lock import exclusive_lock
 from sitegen.models import StrictModel
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
@@ -541,7 +541,7 @@ def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         return Annotations.model_validate(raw)
     except yaml.YAMLError as exc:
-        issues.append(Issue(str(path), f"not valid YAML: {exc}", "data"))
+        issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
     except ValidationError as exc:
         issues.extend(pydantic_issues(exc, str(path)))
     return Annotations()

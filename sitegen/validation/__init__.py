@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from sitegen.statistics.report import Report
 
 
+ISSUES_SHOWN_PER_CHECK = 5
+"""A check that finds the same problem in every record reports the first few and counts
+the rest, so the one real cause stays readable."""
+
+
 def validate_campaigns(campaigns: list[Campaign]) -> list[Issue]:
     """Every campaign check of every rule."""
     load_rules()
@@ -25,8 +30,21 @@ def validate_campaigns(campaigns: list[Campaign]) -> list[Issue]:
         issue
         for campaign in campaigns
         for registered in registered_checks("campaign")
-        for issue in registered.function(campaign)
+        for issue in capped(registered.function(campaign))
     ]
+
+
+def capped(issues: list[Issue], limit: int = ISSUES_SHOWN_PER_CHECK) -> list[Issue]:
+    """The first ``limit`` issues, then one saying how many more there are."""
+    if len(issues) <= limit:
+        return issues
+    last = issues[limit - 1]
+    more = Issue(
+        f"{last.location.split(':')[0]} …",
+        f"and {len(issues) - limit} more like the above",
+        last.rule,
+    )
+    return [*issues[:limit], more]
 
 
 def check_prose(template: str, prose: str) -> list[Issue]:
