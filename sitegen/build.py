@@ -17,8 +17,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
+import yaml
+from pydantic import ValidationError
+
 import sitegen
-from sitegen.errors import DataError, Issue
+from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import VersionBuild
 from sitegen.pages.render import Docs, render_docs
@@ -28,8 +31,17 @@ from sitegen.publish.marker import BuildMarker, read_build_marker
 from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import CAMPAIGNS_DIR, read_campaigns
+from sitegen.statistics.comparison import (
+    ComparisonSpec,
+    CrossCampaign,
+    make_comparison,
+    resolve_campaigns,
+)
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import validate_campaigns
+
+COMPARISONS_DIR = "content/comparisons"
+"""Declarations of reports over several campaigns, one ``<id>.yaml`` each."""
 
 RENDERING_PACKAGES = (
     "mkdocs",
@@ -67,6 +79,7 @@ class RenderedSite:
     catalogs: dict[str, Catalog]
     docs: Docs
     scratch: tempfile.TemporaryDirectory
+    comparisons: list[CrossCampaign]
 
     @property
     def records(self) -> int:
@@ -85,9 +98,35 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
         raise DataError(issues)
     catalogs = load_catalogs(project_dir / "theme")
     reports = [make_report(campaign) for campaign in campaigns]
+    comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)
     scratch = tempfile.TemporaryDirectory(prefix="sitegen-build-")
-    docs = render_docs(reports, catalogs, project_dir, Path(scratch.name))
-    return RenderedSite(reports, catalogs, docs, scratch)
+    docs = render_docs(reports, catalogs, project_dir, Path(scratch.name), comparisons)
+    return RenderedSite(reports, catalogs, docs, scratch, comparisons)
+
+
+def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampaign]:
+    """Every declared comparison of several campaigns (``<id>.yaml``), computed; raises
+    ``DataError`` naming the file and the field of every bad declaration."""
+    comparisons, issues = [], []
+    for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
+        try:
+            spec = ComparisonSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except yaml.YAMLError as exc:
+            issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
+            continue
+        except ValidationError as exc:
+            issues.extend(pydantic_issues(exc, str(path)))
+            continue
+        found, problems = resolve_campaigns(spec, reports)
+        issues += [
+            Issue(f"{path} → {problem.split(':', 1)[0]}", problem.split(": ", 1)[1], "data")
+            for problem in problems
+        ]
+        if not problems:
+            comparisons.append(make_comparison(spec, found))
+    if issues:
+        raise DataError(issues)
+    return comparisons
 
 
 def build_site(
@@ -132,7 +171,15 @@ def publish(
         published = read_archive(home.site)
         changes = compare(predecessor(published, label, data_epoch), figures)
         docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs, project_dir)}
-        build = VersionBuild(label, data_epoch, docs, rendered.reports, rendered.catalogs, figures)
+        build = VersionBuild(
+            label,
+            data_epoch,
+            docs,
+            rendered.reports,
+            rendered.catalogs,
+            figures,
+            tuple(c.spec.id for c in rendered.comparisons),
+        )
         return publish_version(build, project_dir, home, published, marker)
 
 

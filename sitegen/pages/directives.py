@@ -25,8 +25,9 @@ from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.schema import field_dictionary
-from sitegen.quality.suites import DOMAINS
+from sitegen.quality.suites import ALL_DOMAINS
 from sitegen.records.models import TrialRecord
+from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.report import Report
 from sitegen.text import CONTROL_CHARACTERS
 from sitegen.validation.rules import load_rules
@@ -50,6 +51,17 @@ def format_number(value: Any, digits: int | None = None) -> str:
     return f"{float(value):,.{digits}f}"
 
 
+def format_signed(value: Any, digits: int = 1) -> str:
+    """``format_number`` with an explicit sign (``+21.7``, ``-3.0``); a value that rounds to
+    zero has none (``0.0``); ``-`` for missing values."""
+    shown = format_number(value, digits)
+    if shown == "-":
+        return shown
+    if not shown.strip("-0.,"):
+        return shown.lstrip("-")
+    return shown if shown.startswith("-") else f"+{shown}"
+
+
 def html_environment(partials_dir: str) -> jinja2.Environment:
     """The environment for partials: autoescape on, undefined names are errors."""
     env = jinja2.Environment(
@@ -61,6 +73,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = format_number
+    env.filters["signed"] = format_signed
     env.filters["script_json"] = lambda value: Markup(script_json(value))
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
@@ -117,6 +130,7 @@ class Directives:
         reports: list[Report],
         download_files: list[DownloadFile] = (),
         site_root: str = "",
+        comparison: CrossCampaign | None = None,
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -127,6 +141,8 @@ class Directives:
         """Relative path from the page to the site root, e.g. ``../../../``."""
         self.extra_files: dict[str, bytes] = {}
         """Files the rendered directives need beside the page (docs path → bytes)."""
+        self.comparison = comparison
+        """The comparison of several campaigns a comparison page shows."""
 
     def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
         """Every public method: what content templates can call."""
@@ -164,6 +180,28 @@ class Directives:
         """The plan's title as plain text inside Markdown (a heading line): HTML-escaped and
         Markdown punctuation backslash-escaped, so a title never becomes markup or a link."""
         return markdown_inline_text(self._require_report().plan.title[self.catalog.lang])
+
+    def _require_comparison(self) -> CrossCampaign:
+        if self.comparison is None:
+            raise jinja2.TemplateRuntimeError(
+                "this directive is only available on comparison pages"
+            )
+        return self.comparison
+
+    def comparison_title(self) -> Markup:
+        """The comparison's title as plain text inside Markdown (see ``report_title``)."""
+        return markdown_inline_text(self._require_comparison().spec.title[self.catalog.lang])
+
+    def comparison_table(self) -> Markup:
+        """The campaigns side by side: per condition × input, each campaign's median and
+        the fields that differ; a ratio only for a factor-only difference (C-CONFDIFF)."""
+        comparison = self._require_comparison()
+        return self._render(
+            "comparison.html",
+            comparison=comparison,
+            titles={r.slug: r.plan.title[self.catalog.lang] for r in comparison.reports},
+            reports={r.slug: r for r in comparison.reports},
+        )
 
     def report_list(self) -> Markup:
         return self._render("report_list.html", reports=self.reports)
@@ -237,6 +275,30 @@ class Directives:
             labels=report.condition_labels,
         )
 
+    def latency_table(self) -> Markup:
+        """Per condition × input medians of the latency breakdown: prefill (the engine's
+        own figure), first token, first text, first answer, natural finish, and thinking
+        vs answer tokens where the engine separates them."""
+        report = self._require_report()
+        return self._render(
+            "latency_table.html",
+            report=report,
+            rows=report.summary.to_dict("records"),
+            labels=report.condition_labels,
+        )
+
+    def system_table(self) -> Markup:
+        """Per condition: devices, driver, runtime, interconnect, CPU, engine, model files
+        with every shard's SHA-256, flags, environment, sampling and template arguments,
+        from the usable records' provenance (values that differ are all listed)."""
+        report = self._require_report()
+        return self._render(
+            "system_table.html",
+            report=report,
+            conditions=report.system,
+            labels=report.condition_labels,
+        )
+
     def excluded(self) -> Markup:
         return self._render("excluded.html", report=self._require_report())
 
@@ -304,13 +366,18 @@ class Directives:
         """Outcome counts per factor: correct beside length-capped, not reached … (C-TRUNC)."""
         quality = self._require_quality()
         frame = quality.document_outcomes if documents else quality.outcomes
-        return self._render("quality_outcomes.html", rows=frame.to_dict("records"))
+        limits = [
+            limit
+            for limit in self._require_report().quality_limits
+            if (limit.task_id is not None) == documents
+        ]
+        return self._render("quality_outcomes.html", rows=frame.to_dict("records"), limits=limits)
 
     def quality_pairs(self, by: str | None = None) -> Markup:
         """Pair table (both / off only / on only / neither), overall or per domain."""
         quality = self._require_quality()
         frame = quality.pairs_by_domain if by == "domain" else quality.pairs
-        labels = {d.domain_id: d.label[self.catalog.lang] for d in DOMAINS}
+        labels = {d.domain_id: d.label[self.catalog.lang] for d in ALL_DOMAINS}
         return self._render(
             "quality_pairs.html",
             rows=frame.to_dict("records"),
@@ -332,6 +399,11 @@ class Directives:
             outcomes=quality.document_outcomes.set_index("factor").to_dict("index")
             if len(quality.document_outcomes)
             else {},
+            limits=[
+                limit
+                for limit in self._require_report().quality_limits
+                if limit.task_id is not None
+            ],
         )
 
     def measured_on(self) -> Markup:

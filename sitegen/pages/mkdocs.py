@@ -69,6 +69,8 @@ class VersionBuild:
     reports: list[Report]
     catalogs: dict[str, Catalog]
     figures: dict[str, Any]
+    comparisons: tuple[str, ...] = ()
+    """Ids of the comparison pages (``compare/<id>/``)."""
 
 
 def site_config(
@@ -95,6 +97,10 @@ def site_config(
         for lang in LANGUAGES:
             # Navigation titles reach the theme's HTML unescaped: escape them here.
             translations[lang][report.slug] = html.escape(report.plan.title[lang])
+    if build.comparisons:
+        nav.append({COMPARE_SECTION: [f"compare/{c}/index.md" for c in build.comparisons]})
+        for lang in LANGUAGES:
+            translations[lang][COMPARE_SECTION] = html.escape(catalogs[lang].t("compare.title"))
     nav.append(f"{CHANGELOG_PAGE}.md")
     config["nav"] = nav
     for plugin in config["plugins"]:
@@ -110,6 +116,10 @@ def site_config(
                     }
                 }
     return config
+
+
+COMPARE_SECTION = "compare"
+"""Navigation section of the comparison pages (its title is translated)."""
 
 
 class _WarningCollector(logging.Handler):

@@ -13,6 +13,7 @@ from sitegen.pages.directives import Directives, html_environment
 from sitegen.pages.downloads import make_downloads, write_answer_shards
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
+from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.report import Report
 from sitegen.validation import (
     check_language_parity,
@@ -39,6 +40,19 @@ def report_pages(report: Report) -> tuple[str, ...]:
     return tuple(page for page, shown in REPORT_PAGES.items() if shown(report))
 
 
+COMPARISON_TEMPLATE = "compare.md"
+"""The content template of every comparison page (``content/<lang>/compare.md``)."""
+
+
+def comparison_page(comparison: CrossCampaign, lang: str) -> str:
+    """Docs path of a comparison page: ``compare/<id>/index[.<lang>].md``."""
+    return f"compare/{comparison.spec.id}/{_page_name('index', lang)}"
+
+
+def _comparison_root(lang: str) -> str:
+    return "../" * (2 + (lang != LANGUAGES[0]))
+
+
 def _page_name(stem: str, lang: str) -> str:
     # mkdocs-static-i18n "suffix" structure: the default language has no suffix.
     return f"{stem}.md" if lang == LANGUAGES[0] else f"{stem}.{lang}.md"
@@ -56,7 +70,11 @@ Docs = dict[str, bytes | Path]
 
 
 def render_docs(
-    reports: list[Report], catalogs: dict[str, Catalog], project_dir: Path, scratch: Path
+    reports: list[Report],
+    catalogs: dict[str, Catalog],
+    project_dir: Path,
+    scratch: Path,
+    comparisons: list[CrossCampaign] = (),
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
     the records are written into ``scratch``."""
@@ -89,6 +107,18 @@ def render_docs(
         home = render(f"{lang}/index.md", Directives(partials, catalog, None, reports))
         if home is not None:
             docs[_page_name("index", lang)] = home.encode("utf-8")
+        for comparison in comparisons:
+            directives = Directives(
+                partials,
+                catalog,
+                None,
+                reports,
+                site_root=_comparison_root(lang),
+                comparison=comparison,
+            )
+            text = render(f"{lang}/{COMPARISON_TEMPLATE}", directives)
+            if text is not None:
+                docs[comparison_page(comparison, lang)] = text.encode("utf-8")
         for report in reports:
             for page in report_pages(report):
                 directives = Directives(
@@ -104,7 +134,7 @@ def render_docs(
                     path = f"reports/{report.slug}/{_page_name(page, lang)}"
                     docs[path] = text.encode("utf-8")
                     docs.update(directives.extra_files)
-    issues.extend(check_rendered(docs, reports))
+    issues.extend(check_rendered(docs, reports, comparisons))
     if issues:
         raise DataError(issues)
     for report in reports:
@@ -138,15 +168,27 @@ def check_content_languages(content_dir: Path) -> list[Issue]:
     ]
 
 
-def check_rendered(docs: Docs, reports: list[Report]) -> list[Issue]:
-    """Caveat rules over every rendered page (the home page included), and ja/en figure
-    parity."""
+def check_rendered(
+    docs: Docs, reports: list[Report], comparisons: list[CrossCampaign] = ()
+) -> list[Issue]:
+    """Caveat rules over every rendered page (the home and comparison pages included),
+    and ja/en figure parity."""
+    issues = []
+    for comparison in comparisons:
+        found = {
+            lang: (path, read_page(docs[path].decode("utf-8")))
+            for lang in LANGUAGES
+            if (path := comparison_page(comparison, lang)) in docs
+        }
+        issues += [issue for path, facts in found.values() for issue in check_page(path, facts)]
+        if set(LANGUAGES) <= found.keys():
+            issues += check_language_parity(found["ja"][0], found["ja"][1], found["en"][1])
     home = {
         lang: (path, read_page(docs[path].decode("utf-8")))
         for lang in LANGUAGES
         if (path := _page_name("index", lang)) in docs
     }
-    issues = [issue for path, facts in home.values() for issue in check_page(path, facts)]
+    issues += [issue for path, facts in home.values() for issue in check_page(path, facts)]
     if set(LANGUAGES) <= home.keys():
         issues.extend(check_language_parity(home["ja"][0], home["ja"][1], home["en"][1]))
     for report in reports:

@@ -309,7 +309,7 @@ PROSE_FIGURE = re.compile(r"(?<![A-Za-z0-9_\-./:#])\d[0-9A-Za-z,./%×+\-]*")
 not figures."""
 PROSE_MULTIPLE = re.compile(
     r"\b(?:half|halves|halved|halving|double[sd]?|doubling|twice|thrice|tripled?|triples|"
-    r"quadrupled?|quadruples|fold)\b|半分|半減|倍",
+    r"quadrupled?|quadruples|fold)\b|半分|半減|倍増|倍速|[一二三四五六七八九十百千]+倍",
     re.IGNORECASE,
 )
 """Ratios written as words ("MTP halves generation time", 「2倍」)."""

@@ -80,6 +80,8 @@ PROSE_FIGURES = [
     ("The model supports a 1M context.", "'1M'"),
     ("11/12 problems passed.", "'11/12'"),
     ("投機的デコードで5倍速い。", "'5'"),
+    ("投機的デコードで生成時間が半分になる。", "半分"),
+    ("投機的デコードで三倍速い。", "三倍"),
     ('<p data-claim="speed-ratio" data-factor-only="true">fast</p>', "data-claim"),
     ('<span data-caveat="C-REVIEW">reviewed</span>', "data-caveat"),
 ]
