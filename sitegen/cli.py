@@ -117,6 +117,14 @@ def _check(args: argparse.Namespace) -> None:
         f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
         "pass validation and the caveat rules (nothing written)"
     )
+    # Warnings only (the exit code is unchanged): a summary without a factor-only comparison
+    # publishes medians but no ratio, which is rarely what the plan meant.
+    for report in checked.reports:
+        if report.headline_warning:
+            print(
+                f"warning: campaign {report.slug}: the summary carries no comparison "
+                f"(no factor-only comparison with both medians): {report.headline_warning}"
+            )
 
 
 def _verify(args: argparse.Namespace) -> None:

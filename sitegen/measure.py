@@ -25,7 +25,9 @@ from pathlib import Path
 
 from sitegen import __version__
 from sitegen.engine.base import Engine, EngineDescription, GenerationRequest, StreamChunk, StreamEnd
+from sitegen.engine.llamacpp_embedded import cpu_name
 from sitegen.engine.memory import PeakMemorySampler
+from sitegen.engine.nvml import nvml_cuda_version
 from sitegen.engine.registry import get_engine_class, validate_engine_options
 from sitegen.errors import SitegenError, StorageError
 from sitegen.plan.expand import TrialSpec, expand_trials
@@ -35,6 +37,7 @@ from sitegen.plan.prompts import fit_prompt
 from sitegen.records.campaign import CAMPAIGNS_DIR, CampaignStore
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.models import (
+    DeviceInfo,
     EngineInfo,
     HostInfo,
     ModelInfo,
@@ -357,6 +360,14 @@ class _Runner:
             provenance=self._provenance(self.descriptions[condition.id]),
         ), engine_failed
 
+    def _gpu_runtime(self, devices: list[DeviceInfo]) -> str | None:
+        """The driver's CUDA version when the engine runs on this host's GPUs (asked once)."""
+        if not any(d.id.startswith("cuda") for d in devices):
+            return None
+        if not hasattr(self, "_cuda_version"):
+            self._cuda_version = nvml_cuda_version()
+        return self._cuda_version
+
     def _provenance(self, description: EngineDescription | None) -> Provenance:
         if description is None:
             description = EngineDescription(
@@ -376,6 +387,7 @@ class _Runner:
                 "devices": description.devices,
                 "driver": description.driver,
                 "interconnect": description.interconnect,
+                "gpu_runtime": self._gpu_runtime(description.devices),
             }
         )
         return Provenance(
@@ -407,4 +419,5 @@ def _host_info() -> HostInfo:
         python=sys.version.split()[0],
         cpu_count=os.cpu_count() or 1,
         devices=[],
+        cpu=cpu_name(),
     )

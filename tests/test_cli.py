@@ -60,3 +60,39 @@ def test_schema_documents_every_field(tmp_path):
                 )
             if model is schema:
                 assert first == "schema_version"
+
+
+def _check_output(tmp_path, plan, capsys, mutate=None) -> str:
+    from tests.sitefixtures import PROJECT, publishable_campaign
+
+    publishable_campaign(tmp_path / "data", plan, mutate=mutate)
+    capsys.readouterr()
+    assert main(["check", "--data", str(tmp_path / "data"), "--project", str(PROJECT)]) == 0
+    return capsys.readouterr().out
+
+
+def test_check_warns_when_the_summary_carries_no_comparison(tmp_path, capsys):
+    from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+
+    spec = SpeculativeSpec(mode="ngram-simple", draft_max=4)
+    configuration = make_plan(
+        conditions=[
+            ConditionSpec(id="off", context_capacity=512),
+            ConditionSpec(id="on", speculative=spec, context_capacity=1024),
+        ]
+    )
+    out = _check_output(tmp_path / "configuration", configuration, capsys)
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "campaign unit-" in warning and "configuration comparison on vs off" in warning
+    assert "context_capacity" in warning and "short, padded" in warning
+
+    def failed(record: dict) -> None:
+        if record["condition_id"] == "on" and record["role"] == "measured":
+            record.update(status="failed", failure_reason="server went away", metrics=None)
+
+    out = _check_output(tmp_path / "failing", make_plan(), capsys, mutate=failed)
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "no trials with a generation rate: on on short, on on padded" in warning
+
+    out = _check_output(tmp_path / "factor-only", make_plan(), capsys)
+    assert out.startswith("ok: ") and "warning" not in out

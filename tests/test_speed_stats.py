@@ -99,3 +99,30 @@ def test_memory_summary_per_condition_and_device(tmp_path):
     assert set(summary.index) == {"off", "on"}
     assert (summary["n"] == 6).all() and (summary["device"] == "cpu").all()
     assert (summary["max_mib"] >= summary["median_mib"]).all() and (summary["median_mib"] > 0).all()
+
+
+def test_location_options_never_make_a_configuration_comparison():
+    """The GLM plan's two conditions run on two servers (different ``base_url``s); an
+    address locates a server and changes nothing measured, so the comparison is factor-only."""
+    from pathlib import Path
+
+    from sitegen.plan.io import load_plan
+
+    plan = load_plan(Path(__file__).parents[1] / "plans" / "glm-h100-llamacpp-http.yaml")
+    off, mtp = plan.conditions
+    assert off.engine_options["base_url"] != mtp.engine_options["base_url"]
+    medians = {
+        (c.id, i.id): 50.0 if c is off else 60.0 for c in plan.conditions for i in plan.inputs
+    }
+    summary = pd.DataFrame(
+        [
+            {"condition_id": c, "input_id": i, "gen_tps_median": median}
+            for (c, i), median in medians.items()
+        ]
+    )
+    comparisons = compare_conditions(plan, summary)
+    assert len(comparisons) == len(plan.inputs) == 6
+    for comparison in comparisons:
+        assert comparison.is_factor_only and comparison.differing_fields == ()
+        assert comparison.ratio == pytest.approx(1.2)
+        assert comparison.change_percent == pytest.approx(20.0)

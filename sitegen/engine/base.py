@@ -55,6 +55,12 @@ class StreamEnd:
     draft_proposed: int | None = None
     draft_accepted: int | None = None
     error: str | None = None
+    prompt_processing_s: float | None = None
+    """Prefill time as the engine reports it (llama.cpp ``timings.prompt_ms`` ÷ 1000)."""
+    reasoning_tokens: int | None = None
+    """Thinking tokens, only where the engine streams thinking separately (else ``None``)."""
+    answer_tokens: int | None = None
+    """Answer tokens, counted the same way as ``reasoning_tokens``."""
 
 
 StreamEvent = StreamChunk | StreamEnd

@@ -177,6 +177,7 @@ def _end_of(result: dict[str, Any], t: float) -> StreamEnd:
         draft_proposed=proposed,
         draft_accepted=accepted,
         error=error,
+        prompt_processing_s=result.get("time_prefill"),
     )
 
 

@@ -31,6 +31,8 @@ from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo, ModelInfo
 
 FAKE_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon")
+FAKE_PREFILL_S = 0.01
+"""The prefill time the fake engine reports, and the delay of its first token."""
 DOWN_FLAG_ENV = "SITEGEN_FAKE_DOWN"
 """Test knob: the flag file that takes the fake engine down (see the module docstring)."""
 
@@ -63,21 +65,27 @@ class FakeEngine(Engine):
             yield StreamEnd(t=time.monotonic(), finish="error", error="fake engine failure")
             return
         seconds_per_token = 1.0 / self.options.tps
-        n = min(request.max_output_tokens, 8 + request.seed % 5)
+        thinking = self.options.thinking_tokens
+        n = min(request.max_output_tokens, thinking + 8 + request.seed % 5)
         start = time.monotonic()
         for i in range(n):
-            yield StreamChunk(
-                t=start + 0.01 + i * seconds_per_token, answer=FAKE_WORDS[i % 5] + " "
+            word = FAKE_WORDS[i % 5] + " "
+            t = start + FAKE_PREFILL_S + i * seconds_per_token
+            yield (
+                StreamChunk(t=t, reasoning=word) if i < thinking else StreamChunk(t=t, answer=word)
             )
         spec = self.condition.speculative.mode != "off"
         yield StreamEnd(
-            t=start + 0.01 + n * seconds_per_token,
+            t=start + FAKE_PREFILL_S + n * seconds_per_token,
             finish="length" if n == request.max_output_tokens else "stop",
             generated_tokens=n,
             prompt_tokens=self.count_tokens(request.prompt),
             native_tps=1.0 / seconds_per_token,
             draft_proposed=n if spec else None,
             draft_accepted=n // 2 if spec else None,
+            prompt_processing_s=FAKE_PREFILL_S,
+            reasoning_tokens=min(n, thinking) if thinking else None,
+            answer_tokens=max(n - thinking, 0) if thinking else None,
         )
 
     def count_tokens(self, text: str) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -22,6 +23,7 @@ from sitegen.engine.base import (
     EngineDescription,
     GenerationRequest,
     StreamChunk,
+    StreamEnd,
     StreamEvent,
 )
 from sitegen.engine.model_files import describe_model, resolve_model_path
@@ -39,6 +41,9 @@ _SPEC_TYPES = {
     "draft": "DRAFT_SIMPLE",
     "draft-mtp": "DRAFT_MTP",
 }
+
+_FLASH_ATTN_TYPES = {"auto": -1, "off": 0, "on": 1}
+"""llama.cpp's ``llama_flash_attn_type`` values."""
 
 
 def request_body(request: GenerationRequest, api: str) -> dict[str, Any]:
@@ -86,6 +91,8 @@ class EmbeddedLlamaCpp(Engine):
             params.n_batch = self.options.n_batch
         if self.options.n_ubatch:
             params.n_ubatch = self.options.n_ubatch
+        if self.options.flash_attn:
+            params.flash_attn_type = _FLASH_ATTN_TYPES[self.options.flash_attn]
         spec = condition.speculative
         if spec.mode != "off":
             kind = getattr(
@@ -149,9 +156,10 @@ class EmbeddedLlamaCpp(Engine):
             self._server.handle_completions(body, on_chunk)
         yield from chunks
         if timed_out:
-            yield parser.end(error=f"timeout: no end after {request.timeout_s:g} s")
+            end = parser.end(error=f"timeout: no end after {request.timeout_s:g} s")
         else:
-            yield parser.end(t=parser.t_last_event or time.monotonic())
+            end = parser.end(t=parser.t_last_event or time.monotonic())
+        yield with_split_token_counts(end, self._http, chunks, self.plan.api)
 
     def count_tokens(self, text: str) -> int:
         if self.plan.api == "chat":
@@ -191,6 +199,34 @@ class EmbeddedLlamaCpp(Engine):
     def close(self) -> None:
         self._http.close()
         del self._server
+
+
+def with_split_token_counts(
+    end: StreamEnd, client: httpx.Client, chunks: list[StreamChunk], api: str
+) -> StreamEnd:
+    """``end`` with thinking and answer token counts where llama.cpp streams thinking apart
+    (the chat API's ``reasoning_content``): each text tokenized again by the server (no
+    BOS, special-token text parsed). The completion API leaves think tags inside the text,
+    so both stay ``None`` there, and when the server cannot tokenize. Called after the
+    stream ended: the request's times are already taken."""
+    if api != "chat":
+        return end
+    try:
+        reasoning = _text_tokens(client, "".join(c.reasoning for c in chunks))
+        answer = _text_tokens(client, "".join(c.answer for c in chunks))
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return end
+    return replace(end, reasoning_tokens=reasoning, answer_tokens=answer)
+
+
+def _text_tokens(client: httpx.Client, text: str) -> int:
+    if not text:
+        return 0
+    reply = client.post(
+        "/tokenize", json={"content": text, "add_special": False, "parse_special": True}
+    )
+    reply.raise_for_status()
+    return len(reply.json()["tokens"])
 
 
 def cpu_name() -> str | None:

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from sitegen.engine.base import GenerationRequest, StreamEnd, StreamEvent
-from sitegen.engine.llamacpp_embedded import request_body
+from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd, StreamEvent
+from sitegen.engine.llamacpp_embedded import request_body, with_split_token_counts
 from sitegen.engine.openai_stream import OpenAIStreamParser
 from sitegen.engine.options import LlamaCppHttpOptions
 from sitegen.engine.server import (
@@ -108,14 +108,19 @@ class LlamaCppHttp(ServerEngine):
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
         parser = OpenAIStreamParser(speculative=self._speculative)
         body = request_body(request, self.plan.api)
+        chunks: list[StreamChunk] = []
         for event in stream_openai(self._http, self._path, body, request.timeout_s, parser):
-            if isinstance(event, StreamEnd) and not self._speculative and event.draft_proposed:
-                event = replace(
-                    event,
-                    finish="error",
-                    error="the server drafted tokens although the condition declares "
-                    "speculative decoding off (restart it without --spec-type)",
-                )
+            if isinstance(event, StreamChunk):
+                chunks.append(event)
+            elif isinstance(event, StreamEnd):
+                event = with_split_token_counts(event, self._http, chunks, self.plan.api)
+                if not self._speculative and event.draft_proposed:
+                    event = replace(
+                        event,
+                        finish="error",
+                        error="the server drafted tokens although the condition declares "
+                        "speculative decoding off (restart it without --spec-type)",
+                    )
             yield event
 
     def count_tokens(self, text: str) -> int:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import re
 from functools import cache
 from pathlib import Path
 
 from sitegen.errors import ConfigError, MissingDependency
 from sitegen.plan.models import ModelSpec
-from sitegen.records.models import ModelInfo
+from sitegen.records.models import ModelInfo, ModelShard
 
 
 def resolve_model_path(source: str) -> Path:
@@ -60,13 +61,41 @@ def file_sha256(path: Path) -> str:
     return _sha256_of(path, stat.st_size, stat.st_mtime_ns)
 
 
+SPLIT_GGUF = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
+"""A shard of a split GGUF as ``gguf-split`` names it: ``<stem>-00001-of-00003.gguf``."""
+
+
+def gguf_shards(path: Path) -> list[Path]:
+    """Every shard of the split GGUF that ``path`` (one of its shards) belongs to, in order;
+    ``[]`` for a file that is not a shard. llama.cpp loads the others from beside the first,
+    so a missing one is refused here, before anything is measured."""
+    match = SPLIT_GGUF.match(path.name) if path.is_file() else None
+    if match is None:
+        return []
+    stem, count = match["stem"], int(match["count"])
+    shards = [path.with_name(f"{stem}-{k:05d}-of-{count:05d}.gguf") for k in range(1, count + 1)]
+    missing = [shard.name for shard in shards if not shard.is_file()]
+    if missing:
+        raise ConfigError(
+            f"split model {path.name}: shard(s) {', '.join(missing)} not found beside it"
+        )
+    return shards
+
+
 def describe_model(spec: ModelSpec, path: Path) -> ModelInfo:
-    """Provenance of the model file (no host-specific path)."""
-    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    """Provenance of the model file (no host-specific path); a split GGUF with every
+    shard's hash."""
+    shards = gguf_shards(path)
+    whole = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    files = shards or whole
     return ModelInfo(
         name=spec.name,
         file=path.name,
         sha256=file_sha256(path),
         size_bytes=sum(f.stat().st_size for f in files),
         quantization=spec.quantization,
+        shards=[
+            ModelShard(file=shard.name, sha256=file_sha256(shard), size_bytes=shard.stat().st_size)
+            for shard in shards
+        ],
     )

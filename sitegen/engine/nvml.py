@@ -56,6 +56,20 @@ def nvml_devices() -> tuple[list[DeviceInfo], str | None, str | None]:
     return devices, driver, _interconnect(nvml, handles) if handles else None
 
 
+def nvml_cuda_version() -> str | None:
+    """The CUDA version the driver provides, e.g. ``CUDA 12.4``; ``None`` without NVML."""
+    nvml = _init_nvml()
+    if nvml is None:
+        return None
+    for name in ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"):
+        try:
+            version = int(getattr(nvml, name)())
+        except (AttributeError, nvml.NVMLError):
+            continue
+        return f"CUDA {version // 1000}.{version % 1000 // 10}"
+    return None
+
+
 def parse_visible_devices(value: str | None) -> list[int | str] | None:
     """``CUDA_VISIBLE_DEVICES`` as CUDA reads it: indices or ``GPU-``/``MIG-`` UUIDs, up to
     the first invalid entry; ``None`` when unset (every GPU is visible)."""

@@ -2,9 +2,11 @@
 
 Only what the OpenAI API defines is used: the streamed text, ``finish_reason`` and
 ``usage.completion_tokens`` (requested with ``stream_options.include_usage``). The API
-has no native tok/s and no draft counters, so those stay ``None`` even when a server
-adds fields of its own. The server's speculative setup and prefix caching cannot be
-read through the API; the condition's declaration is recorded as given.
+has no native tok/s, no prefill time and no draft counters, so those stay ``None`` even
+when a server adds fields of its own; thinking and answer token counts stay ``None`` too
+(whether a server splits thinking off depends on its setup). The server's speculative
+setup and prefix caching cannot be read through the API; the condition's declaration is
+recorded as given.
 
 The model the server serves must be the plan's (its id names the plan's model ``name``
 or the file name of its ``source``); anything else is refused before a request runs.
@@ -117,7 +119,13 @@ class OpenAICompatible(ServerEngine):
         body = openai_request_body(request, self.plan.api, self._model)
         for event in stream_openai(self._http, self._path, body, request.timeout_s, parser):
             if isinstance(event, StreamEnd):
-                event = replace(event, native_tps=None, draft_proposed=None, draft_accepted=None)
+                event = replace(
+                    event,
+                    native_tps=None,
+                    draft_proposed=None,
+                    draft_accepted=None,
+                    prompt_processing_s=None,
+                )
                 if event.finish != "error" and event.generated_tokens is None:
                     event = replace(
                         event,

@@ -98,4 +98,13 @@ class OpenAIStreamParser:
             draft_proposed=proposed,
             draft_accepted=accepted,
             error=error,
+            prompt_processing_s=_seconds(timings.get("prompt_ms")),
         )
+
+
+def _seconds(milliseconds: Any) -> float | None:
+    """A llama.cpp ``timings`` duration in ms as seconds; ``None`` when absent or not a
+    number."""
+    if isinstance(milliseconds, bool) or not isinstance(milliseconds, int | float):
+        return None
+    return milliseconds / 1000

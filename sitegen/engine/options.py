@@ -80,6 +80,11 @@ class EmbeddedLlamaCppOptions(EngineOptions):
     threads_batch: int | None = Field(default=None, ge=1)
     """CPU threads of prompt processing, llama.cpp ``-tb`` (``None``: the condition's
     ``threads``)."""
+    flash_attn: Literal["on", "off", "auto"] | None = None
+    """Flash attention, llama.cpp ``-fa`` (``None``: ``auto``, on where the backend has it).
+    On CPUs it also decides whether a speculative mode's batched verification computes
+    attention exactly like one-token decoding (``on``) or with a different matrix kernel
+    (``off``), whose rounding can change a sampled token."""
 
 
 def _gigabytes_per_device(value: Any) -> Any:
@@ -136,3 +141,6 @@ class FakeOptions(EngineOptions):
     """Tokens per second it pretends to generate."""
     fail_input: str | None = None
     """Requests whose prompt contains this text end with an engine error (``None``: none)."""
+    thinking_tokens: int = Field(default=0, ge=0)
+    """Tokens streamed as thinking before the answer, like llama.cpp's chat API; with more
+    than zero the engine reports thinking and answer token counts (else ``None``)."""

@@ -41,7 +41,8 @@ class DownloadFile:
     kind: str
     """``jsonl.gz``, ``json``, ``csv``, ``parquet`` or ``sums``."""
     table: str
-    """``records``, ``plan``, ``manifest``, ``trials``, ``speed_summary`` or ``checksums``."""
+    """``records``, ``plan``, ``manifest``, ``trials``, ``speed_summary``, ``memory``,
+    ``system``, a quality table (``QUALITY_TABLES``) or ``checksums``."""
     sha256: str
     size_bytes: int
     data: bytes | None = None
@@ -131,6 +132,48 @@ def _gzip_file(source: Path, target: Path) -> None:
             packed.write(block)
 
 
+QUALITY_TABLES = (
+    "quality_outcomes",
+    "quality_pairs",
+    "quality_pairs_by_domain",
+    "quality_problems",
+    "quality_answers",
+    "document_outcomes",
+    "document_pairs",
+    "document_items",
+)
+"""The quality tables offered beside the trials, in this order (the data page describes
+each as ``download.<table>``)."""
+
+
+def quality_tables(report: Report) -> list[tuple[str, pd.DataFrame]]:
+    """Each quality table of the report with its name: the outcome counts, the pair tables
+    (overall, per domain), the per-problem table, every scored answer and, when the plan
+    has document tasks, their outcomes and pair tables (overall, per item). Empty without a
+    quality evaluation; a table without columns (no scored pair yet) is left out."""
+    quality = report.quality
+    if quality is None:
+        return []
+    frames = {
+        "quality_outcomes": quality.outcomes,
+        "quality_pairs": quality.pairs,
+        "quality_pairs_by_domain": quality.pairs_by_domain,
+        "quality_problems": quality.problems,
+        "quality_answers": quality.tables.answers,
+    }
+    if report.plan.quality is not None and report.plan.quality.documents:
+        frames |= {
+            "document_outcomes": quality.document_outcomes,
+            "document_pairs": quality.document_pairs,
+            "document_items": quality.document_pairs_by_item,
+        }
+    return [
+        (name, frames[name])
+        for name in QUALITY_TABLES
+        if name in frames and len(frames[name].columns)
+    ]
+
+
 def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
     """Every download of one report, ending with the checksum file; large files are
     written into ``scratch``."""
@@ -150,7 +193,13 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
         files.append(
             DownloadFile.from_bytes("manifest.json", "json", "manifest", manifest.read_bytes())
         )
-    for table, frame in (("trials", report.trials), ("speed_summary", report.summary)):
+    for table, frame in (
+        ("trials", report.trials),
+        ("speed_summary", report.summary),
+        ("memory", report.memory_trials),
+        ("system", report.system_table),
+        *quality_tables(report),
+    ):
         files.append(DownloadFile.from_bytes(f"{table}.csv", "csv", table, _csv(frame)))
         files.append(DownloadFile.from_bytes(f"{table}.parquet", "parquet", table, _parquet(frame)))
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")

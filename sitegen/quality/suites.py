@@ -1,6 +1,7 @@
 """Problem suites: deterministic generators of short Japanese problems with exact answers.
 
-Six domains × five templates. Every template draws its parameters from
+Six domains × five templates, and an opt-in easy set (``EASY_DOMAIN``: one-step English
+problems for very small models) that a plan gets only by naming its templates. Every template draws its parameters from
 ``random.Random(f"{seed}/{template_id}")`` and computes the expected answer from those
 parameters with Python arithmetic; the question text is only ever *written* from them,
 never parsed. Seeding each template separately keeps templates independent (editing one
@@ -32,7 +33,7 @@ UNKNOWN = "不明"
 """The correct answer when the given material does not decide the question."""
 EVIDENCE_CHOICES = ("はい", "いいえ", UNKNOWN)
 
-DomainId = Literal["arithmetic", "units", "records", "code", "logic", "evidence"]
+DomainId = Literal["arithmetic", "units", "records", "code", "logic", "evidence", "easy"]
 AnswerKind = Literal["integer", "decimal", "choice", "boolean"]
 
 
@@ -89,7 +90,8 @@ class Problem(StrictModel):
     template_id: str
     """Template that generated the problem; the stratum of the bootstrap."""
     question: str
-    """Full question text in Japanese, ending with the required JSON answer format."""
+    """Full question text with the required JSON answer format: Japanese, ending with the
+    format, in the standard suite; English, opening with it, in the easy set."""
     answer: AnswerSpec
     """Expected answer and its exact format."""
 
@@ -624,20 +626,31 @@ def _evidence_attendance(rng: random.Random) -> Made:
     return _evidence(material, ask), choice_answer(answer, EVIDENCE_CHOICES)
 
 
+def _with_answer_instruction(body: str, answer: AnswerSpec) -> str:
+    return f"{body}\n{answer_instruction(answer)}"
+
+
 @dataclass(frozen=True)
 class _Template:
     info: TemplateInfo
     make: Callable[[random.Random], Made]
+    compose: Callable[[str, AnswerSpec], str] = _with_answer_instruction
+    """The full question from the body and the answer (the JSON format instruction)."""
 
 
 def _template(
-    template_id: str, kind: AnswerKind, ja: str, en: str, make: Callable[[random.Random], Made]
+    template_id: str,
+    kind: AnswerKind,
+    ja: str,
+    en: str,
+    make: Callable[[random.Random], Made],
+    compose: Callable[[str, AnswerSpec], str] = _with_answer_instruction,
 ) -> _Template:
     domain = template_id.split(".", 1)[0]
     info = TemplateInfo(
         template_id=template_id, domain=domain, label=Bilingual(ja=ja, en=en), answer_kind=kind
     )
-    return _Template(info, make)
+    return _Template(info, make, compose)
 
 
 _TEMPLATES: tuple[_Template, ...] = (
@@ -730,21 +743,92 @@ DOMAINS: tuple[Domain, ...] = tuple(
 )
 TEMPLATES: tuple[TemplateInfo, ...] = tuple(t.info for t in _TEMPLATES)
 
+
+# --- the easy set ----------------------------------------------------------------------
+# Opt-in templates, never part of the default suite (a plan names them in
+# ``quality.templates``): one-step English problems that a very small instruct model
+# (SmolLM2-135M) answers part of the time, so a CPU demo shows a paired result that is not
+# all failures. Same contract as above: parameters from the template's own RNG, the answer
+# computed from them, the text only written from them, scored from the JSON answer.
+
+EASY_EXAMPLE_VALUE = 0
+"""The value in the easy set's format example; no easy answer equals it, so copying the
+example is never correct."""
+_EASY_ITEMS = ("apples", "pens", "books", "cups", "coins", "stamps")
+_EASY_NAMES = ("Tom", "Ann", "Ken", "Mia", "Sam", "Lea")
+_EASY_THINGS = ("pen", "book", "cup", "lamp", "bag", "hat")
+
+
+def easy_instruction(spec: AnswerSpec) -> str:
+    """The easy set's opening instruction: the JSON object, shown with a sample value."""
+    if spec.kind != "integer":
+        raise ValueError("the easy set asks for integers only")
+    return f'Reply with JSON only, like {{"{spec.key}": {EASY_EXAMPLE_VALUE}}}.'
+
+
+def _easy_compose(body: str, answer: AnswerSpec) -> str:
+    return f"{easy_instruction(answer)}\n{body}"
+
+
+def _easy_count(rng: random.Random) -> Made:
+    items, count = rng.choice(_EASY_ITEMS), rng.randint(2, 60)
+    return f"The box holds {count} {items}. How many {items} are in the box?", integer_answer(count)
+
+
+def _easy_age(rng: random.Random) -> Made:
+    name, age = rng.choice(_EASY_NAMES), rng.randint(5, 80)
+    return f"{name} is {age} years old. How old is {name}?", integer_answer(age)
+
+
+def _easy_price(rng: random.Random) -> Made:
+    thing, price = rng.choice(_EASY_THINGS), rng.randint(2, 90)
+    question = f"A {thing} costs {price} dollars. How many dollars does the {thing} cost?"
+    return question, integer_answer(price)
+
+
+def _easy_add(rng: random.Random) -> Made:
+    first, second = rng.randint(1, 9), rng.randint(1, 9)
+    return f"What is {first} + {second}?", integer_answer(first + second)
+
+
+_EASY_TEMPLATES: tuple[_Template, ...] = (
+    _template(
+        "easy.count", "integer", "個数の読み取り", "Read a count", _easy_count, _easy_compose
+    ),
+    _template("easy.age", "integer", "年齢の読み取り", "Read an age", _easy_age, _easy_compose),
+    _template(
+        "easy.price", "integer", "値段の読み取り", "Read a price", _easy_price, _easy_compose
+    ),
+    _template("easy.add", "integer", "一桁の足し算", "One-digit sum", _easy_add, _easy_compose),
+)
+EASY_DOMAIN = Domain(
+    domain_id="easy",
+    label=Bilingual(ja="やさしい問題（英語）", en="Easy problems (English)"),
+    template_ids=tuple(t.info.template_id for t in _EASY_TEMPLATES),
+)
+"""The easy set: its own domain, generated only when a plan asks for its templates."""
+EASY_TEMPLATES: tuple[TemplateInfo, ...] = tuple(t.info for t in _EASY_TEMPLATES)
+ALL_DOMAINS: tuple[Domain, ...] = (*DOMAINS, EASY_DOMAIN)
+"""Every domain a problem can belong to (labels for per-domain tables)."""
+
 # Redraws allowed per requested problem before a template is judged too narrow for the size.
 _MAX_DRAWS_PER_PROBLEM = 50
 
 
-def generate_suite(suite_id: str, per_template: int, seed: int) -> Suite:
-    """Generate ``per_template`` distinct problems from each of the 30 templates.
+def generate_suite(
+    suite_id: str, per_template: int, seed: int, domains: Sequence[Domain] = DOMAINS
+) -> Suite:
+    """Generate ``per_template`` distinct problems from each template of ``domains`` (by
+    default the 30 templates of the Japanese suite; ``(EASY_DOMAIN,)`` for the easy set).
 
     Deterministic: the same ``GENERATOR_VERSION``, ``per_template`` and ``seed`` give the
     same problems and ``content_sha256`` on every run and platform.
     """
     if per_template < 1:
         raise ValueError("per_template must be at least 1")
-    by_id = {t.info.template_id: t for t in _TEMPLATES}
+    by_id = {t.info.template_id: t for t in (*_TEMPLATES, *_EASY_TEMPLATES)}
     problems: list[Problem] = []
-    for domain in DOMAINS:
+    for domain in domains:
         number = 0
         for template_id in domain.template_ids:
             rng = random.Random(f"{seed}/{template_id}")
@@ -752,8 +836,9 @@ def generate_suite(suite_id: str, per_template: int, seed: int) -> Suite:
             for _ in range(per_template * _MAX_DRAWS_PER_PROBLEM):
                 if len(seen) == per_template:
                     break
-                body, answer = by_id[template_id].make(rng)
-                question = f"{body}\n{answer_instruction(answer)}"
+                template = by_id[template_id]
+                body, answer = template.make(rng)
+                question = template.compose(body, answer)
                 if question in seen:
                     continue
                 seen.add(question)

@@ -44,4 +44,7 @@ def compute_metrics(t0: float, chunks: Sequence[StreamChunk], end: StreamEnd) ->
         draft_accepted=end.draft_accepted,
         chunks=len(chunks),
         generation_s=generation_s if generation_s else None,
+        prompt_processing_s=end.prompt_processing_s,
+        reasoning_tokens=end.reasoning_tokens,
+        answer_tokens=end.answer_tokens,
     )

@@ -34,19 +34,36 @@ class EngineInfo(StrictModel):
     """Interface used: ``in-process completion``, ``http chat`` …"""
 
 
+class ModelShard(StrictModel):
+    """One file of a model split into several GGUF files."""
+
+    file: str
+    """File name, e.g. ``model-00002-of-00003.gguf`` (no host-specific path)."""
+    sha256: str
+    """SHA-256 of this file's bytes."""
+    size_bytes: int
+    """Size of this file on disk."""
+
+
 class ModelInfo(StrictModel):
     """The model file that was measured."""
 
     name: str
     """Display name."""
     file: str
-    """File or directory name (no host-specific path)."""
+    """File or directory name (no host-specific path); for a split GGUF the first shard,
+    the file given to the engine."""
     sha256: str
-    """SHA-256 of the model file (of the sorted file hashes for a directory)."""
+    """SHA-256 of the model file (of the sorted file hashes for a directory; of the first
+    shard for a split GGUF, whose every shard is listed in ``shards``)."""
     size_bytes: int
-    """Size on disk."""
+    """Size on disk (every shard of a split GGUF together)."""
     quantization: str
     """Quantization format."""
+    shards: list[ModelShard] = Field(default_factory=list)
+    """Every shard of a split GGUF (``<name>-0000k-of-0000n.gguf``, k = 1 … n, the first
+    included), each with its own SHA-256; empty for a single file or a directory (and in
+    records written before shards were recorded)."""
 
 
 UNKNOWN_REMOTE_SHA256 = "unknown-remote"
@@ -82,6 +99,14 @@ class HostInfo(StrictModel):
     """GPU driver version, when a GPU is used."""
     interconnect: str | None = None
     """GPU interconnect (e.g. NVLink / PCIe topology), when known."""
+    cpu: str | None = None
+    """CPU model of the host (``model name`` in ``/proc/cpuinfo``), when known (``None`` in
+    records written before it was recorded)."""
+    gpu_runtime: str | None = None
+    """GPU compute runtime that the driver provides, e.g. ``CUDA 12.4`` (NVML's
+    ``nvmlSystemGetCudaDriverVersion``), when a GPU of this host is used; ``None`` without
+    a GPU, for a remote server, or when unknown. The runtime an engine was built with, when
+    it reports one, is part of ``engine.build`` or the flags (ExLlamaV3: ``torch_cuda``)."""
 
 
 class Provenance(StrictModel):
@@ -165,6 +190,25 @@ class TrialMetrics(StrictModel):
     generation_s: float | None = None
     """t_last_token − t_first_token: the span ``gen_tps`` divides by (``None`` with fewer
     than two chunks; absent from records written before it was recorded)."""
+    prompt_processing_s: float | None = None
+    """Prompt processing (prefill) time as the engine itself reports it: llama.cpp
+    ``timings.prompt_ms`` ÷ 1000 from the final stream chunk (the embedded engine's
+    result), ExLlamaV3 ``time_prefill``. Measured inside the engine, so it is part of, not
+    equal to, ``ttft_s``. ``None`` when the engine reports none (the ``openai`` engine) and
+    in records written before it was recorded."""
+    reasoning_tokens: int | None = None
+    """Thinking tokens, where the engine streams thinking apart from the answer (llama.cpp's
+    chat API: ``reasoning_content``): the streamed thinking text tokenized again with the
+    engine's own tokenizer (llama.cpp ``/tokenize``, no BOS, special-token text parsed),
+    since llama.cpp reports no thinking count of its own. The thinking delimiters and the
+    end-of-generation token are in neither this nor ``answer_tokens`` (only in
+    ``generated_tokens``), and re-tokenizing a text can differ from the generated sequence
+    by a few tokens. ``None`` where thinking is not separated (completion API, ``openai``,
+    ``exllamav3``) and in records written before it was recorded."""
+    answer_tokens: int | None = None
+    """Answer tokens (after thinking), counted like ``reasoning_tokens``: the streamed
+    answer text tokenized again with the engine's tokenizer; ``None`` exactly when
+    ``reasoning_tokens`` is."""
 
 
 class TrialRecord(StrictModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -23,6 +23,7 @@ from sitegen.statistics.quality import (
     greedy_identical_share,
     non_inferiority,
     pair_table,
+    problem_differences,
     sensitivity,
 )
 
@@ -42,6 +43,9 @@ class QualityTables:
     """One row per document answer (passed only if every item is right)."""
     incomplete_pairs: int
     """Pairs left out because one side failed (failed attempts are excluded, never scored)."""
+    problems: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """One row per scored problem: ``problem_id, domain, question, expected`` (the correct
+    answer as the JSON object the question asks for), so every score can be checked."""
 
 
 def score_quality(
@@ -74,6 +78,7 @@ def score_quality(
     ]
 
     answers, doc_items, documents = [], [], []
+    problems: dict[str, dict[str, object]] = {}
     for r in with_texts(scored):
         m = r.metrics
         item = items[r.input_id]
@@ -89,6 +94,15 @@ def score_quality(
             "order_index": r.order_index,
         }
         if item.problem is not None:
+            problems.setdefault(
+                r.input_id,
+                {
+                    "problem_id": r.input_id,
+                    "domain": item.problem.domain,
+                    "question": item.problem.question,
+                    "expected": item.expected_json,
+                },
+            )
             score = score_answer(r.text, m.finish, m.answer_reached, item.problem.answer)
             answers.append(
                 {
@@ -129,6 +143,7 @@ def score_quality(
         document_items=pd.DataFrame(doc_items),
         documents=pd.DataFrame(documents),
         incomplete_pairs=len(all_pairs - complete),
+        problems=pd.DataFrame(sorted(problems.values(), key=lambda row: row["problem_id"])),
     )
 
 
@@ -159,6 +174,17 @@ def outcome_counts(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def per_problem_table(answers: pd.DataFrame, problems: pd.DataFrame) -> pd.DataFrame:
+    """``problem_differences`` of ``answers`` with each problem's domain, question and
+    correct answer, and its length-capped and answer-not-reached counts per factor."""
+    differences = problem_differences(answers)
+    if len(problems):
+        differences = differences.merge(problems, on="problem_id", how="left")
+    table = with_truncation_counts(differences, answers, "problem_id")
+    first = ["problem_id", "template_id", "domain", "question", "expected"]
+    return table[[c for c in first if c in table] + [c for c in table if c not in first]]
+
+
 @dataclass(frozen=True)
 class QualitySummary:
     """The quality results of one campaign, ready to render."""
@@ -173,6 +199,9 @@ class QualitySummary:
     """Pair table over all problems."""
     pairs_by_domain: pd.DataFrame
     """Pair table per domain, with each domain's own truncation counts."""
+    problems: pd.DataFrame
+    """Per problem: its question and correct answer, correct seeds off and on, discordant
+    seeds, accuracies and their difference, and its own truncation counts."""
     outcomes: pd.DataFrame
     document_pairs_by_item: pd.DataFrame
     document_pairs: pd.DataFrame
@@ -203,6 +232,7 @@ def summarize_quality(plan: Plan, tables: QualityTables) -> QualitySummary:
         pairs_by_domain=with_truncation_counts(pair_table(answers, by="domain"), answers, "domain")
         if has_answers
         else empty,
+        problems=per_problem_table(answers, tables.problems) if has_answers else empty,
         outcomes=outcome_counts(answers),
         document_pairs_by_item=pair_table(tables.document_items, by="item")
         if has_documents

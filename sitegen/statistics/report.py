@@ -19,7 +19,8 @@ from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
 from sitegen.records.campaign import Campaign
-from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
+from sitegen.records.models import UNKNOWN_REMOTE_SHA256
+from sitegen.statistics.examples import ExampleView, example_views
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.speed import (
@@ -28,6 +29,12 @@ from sitegen.statistics.speed import (
     memory_summary,
     observed_setups,
     speed_summary,
+)
+from sitegen.statistics.system import (
+    SystemCondition,
+    memory_frame,
+    system_frame,
+    system_table,
 )
 from sitegen.statistics.trials import (
     RunOrder,
@@ -65,8 +72,9 @@ class ThresholdResult:
 class ExampleDraw:
     """The examples page: curated answers with their declaration, then a seeded draw."""
 
-    curated: list[tuple[TrialRecord, CuratedExample]]
-    drawn: list[TrialRecord]
+    curated: list[tuple[ExampleView, CuratedExample]]
+    drawn: list[ExampleView]
+    """Each answer with its problem, correct answer and the compared answers beside it."""
     pool_size: int
     """Measured, successful trials the random draw was made from."""
 
@@ -83,6 +91,26 @@ class CompletionTimes:
     """Second condition's median time ÷ first's (two conditions only)."""
     factor_only: bool
     """The two conditions differ in the declared factor alone (C-CONFDIFF)."""
+
+    @property
+    def time_change_percent(self) -> float | None:
+        """``time_ratio`` as a signed change in percent."""
+        return None if self.time_ratio is None else (self.time_ratio - 1) * 100
+
+
+@dataclass(frozen=True)
+class AnswerLimits:
+    """What limits one set of quality answers (the problems, or one document task): the
+    output cap, the allocated context and the filled input length (C-CAPACITY)."""
+
+    task_id: str | None
+    """The document task; ``None`` for the suite's problems."""
+    max_output_tokens: int
+    context_capacity: tuple[int, ...]
+    """The allocated context of the off and on conditions (one value when they agree)."""
+    prompt_min: int | None
+    """Smallest and largest input length (tokens) of the set's usable answers."""
+    prompt_max: int | None
 
 
 @dataclass(frozen=True)
@@ -147,6 +175,21 @@ class Report:
         return memory_summary(self.campaign.records, set(self.speed_input_ids))
 
     @cached_property
+    def memory_trials(self) -> pd.DataFrame:
+        """Peak memory per record and device (every record, like ``trials``)."""
+        return memory_frame(self.campaign.records)
+
+    @cached_property
+    def system(self) -> list[SystemCondition]:
+        """Per condition: the system its usable records ran on, each distinct value listed."""
+        return system_table(self.campaign.records, self.plan)
+
+    @cached_property
+    def system_table(self) -> pd.DataFrame:
+        """``system`` as one row per condition × field × distinct value."""
+        return system_frame(self.system)
+
+    @cached_property
     def thresholds(self) -> list[ThresholdResult]:
         """Each threshold claim of the annotations as observed in k of n trials."""
         trials = self.usable_speed_trials
@@ -166,18 +209,22 @@ class Report:
         annotations = self.campaign.annotations
         records = self.campaign.records
         by_id = {r.trial_id: i for i, r in enumerate(records) if enters_statistics(r)}
-        curated = [
-            (self.campaign.full_record(by_id[e.trial_id]), e)
-            for e in annotations.curated_examples
-            if e.trial_id in by_id
-        ]
+        chosen = [e for e in annotations.curated_examples if e.trial_id in by_id]
         pool = sorted(
             (i for i, r in enumerate(records) if enters_statistics(r)),
             key=lambda i: records[i].order_index,
         )
         draw = annotations.random_examples
         drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
-        return ExampleDraw(curated, list(self.campaign.iter_full_records(drawn)), len(pool))
+        views = example_views(
+            self.plan,
+            plan_items(self.plan),
+            records,
+            [by_id[e.trial_id] for e in chosen] + drawn,
+            self.campaign.iter_full_records,
+        )
+        curated = list(zip(views[: len(chosen)], chosen, strict=True))
+        return ExampleDraw(curated, views[len(chosen) :], len(pool))
 
     def completion_times(self, input_id: str) -> CompletionTimes:
         """End-to-end times per condition on one speed input (empty without trials)."""
@@ -247,6 +294,68 @@ class Report:
             condition_id: (int(group["prompt_tokens"].min()), int(group["prompt_tokens"].max()))
             for condition_id, group in trials.groupby("condition_id", sort=False)
         }
+
+    @cached_property
+    def quality_limits(self) -> list[AnswerLimits]:
+        """The problems' limits, then each document task's (empty without a quality
+        evaluation): output cap, allocated context and filled input length."""
+        quality = self.plan.quality
+        if quality is None:
+            return []
+        conditions = (quality.off_condition, quality.on_condition)
+        capacities = tuple(
+            sorted({c.context_capacity for c in self.plan.conditions if c.id in conditions})
+        )
+        trials = usable(self.trials)
+        trials = trials[trials["condition_id"].isin(conditions)]
+        documents = {d.task_id: d for d in quality.documents}
+
+        def limits(task_id: str | None, cap: int, selected: pd.DataFrame) -> AnswerLimits:
+            prompts = selected["prompt_tokens"].dropna()
+            low, high = (int(prompts.min()), int(prompts.max())) if len(prompts) else (None, None)
+            return AnswerLimits(task_id, cap, capacities, low, high)
+
+        problems = trials[~trials["input_id"].isin(self.speed_input_ids | set(documents))]
+        return [limits(None, quality.max_output_tokens, problems)] + [
+            limits(task_id, spec.max_output_tokens, trials[trials["input_id"] == task_id])
+            for task_id, spec in documents.items()
+        ]
+
+    @cached_property
+    def headline_warning(self) -> str | None:
+        """Why the summary carries no comparison (no factor-only comparison with both
+        medians), for ``sitegen check``; ``None`` when it carries one, or when the report
+        has no speed inputs (a quality evaluation only)."""
+        if not self.plan.inputs:
+            return None
+        if any(r.comparison.is_factor_only and r.comparison.has_medians for r in self.headline):
+            return None
+        if len(self.plan.conditions) < 2:
+            return "the plan has one condition: nothing to compare"
+        configurations: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
+        missing: list[str] = []
+        for c in self.comparisons:
+            # A side without trials first: its records show no engine or devices, so the
+            # observed setups differ too, and that is not the reason.
+            if not c.has_medians:
+                for condition, median in (
+                    (c.baseline, c.baseline_median),
+                    (c.treatment, c.treatment_median),
+                ):
+                    if median is None and f"{condition} on {c.input_id}" not in missing:
+                        missing.append(f"{condition} on {c.input_id}")
+            elif not c.is_factor_only:
+                key = (c.treatment, c.baseline, c.differing_fields)
+                configurations.setdefault(key, []).append(c.input_id)
+        reasons = [
+            f"configuration comparison {treatment} vs {baseline} on input(s) "
+            f"{', '.join(inputs)}: they differ in {', '.join(fields)}, not in the declared "
+            f"factor ({self.plan.factor}) alone"
+            for (treatment, baseline, fields), inputs in configurations.items()
+        ]
+        if missing:
+            reasons.append(f"no trials with a generation rate: {', '.join(missing)}")
+        return "; ".join(reasons) or "no trials"
 
     @property
     def registered_at(self) -> datetime | None:

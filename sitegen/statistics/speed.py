@@ -12,13 +12,28 @@ from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.trials import enters_statistics, usable
 
-SPEED_METRICS = ("gen_tps", "native_tps", "ttft_s", "t_first_answer_s", "e2e_s")
-"""Metrics summarized per condition and input."""
+SPEED_METRICS = (
+    "gen_tps",
+    "native_tps",
+    "ttft_s",
+    "t_first_answer_s",
+    "e2e_s",
+    "prompt_processing_s",
+    "t_first_visible_s",
+    "t_natural_finish_s",
+    "reasoning_tokens",
+    "answer_tokens",
+)
+"""Metrics summarized per condition and input (the latency breakdown included)."""
 
 
 def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per condition and input: n, median, min and max of each speed metric over measured
-    trials; acceptance = Σ accepted / Σ proposed; finish counts.
+    trials; the output cap, allocated context and filled input length that limit them;
+    draft acceptance pooled (``acceptance`` = Σ accepted / Σ proposed) and as the median
+    of per-trial rates (``acceptance_median`` over the ``acceptance_n`` trials that
+    proposed drafts); finish counts. Without drafting (``speculative_mode`` ``off``, or no
+    draft counts) the acceptance columns are ``None``.
 
     Median is the sample median (mean of the two middle values for even n).
     """
@@ -32,12 +47,19 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
             "n": len(group),
             "prompt_tokens": int(group["prompt_tokens"].median()),
             "context_capacity": int(group["context_capacity"].iloc[0]),
+            "max_output_tokens": int(group["max_output_tokens"].max())
+            if "max_output_tokens" in group
+            else None,
+            "speculative_mode": str(group["speculative_mode"].iloc[0])
+            if "speculative_mode" in group
+            else None,
             "generated_tokens_median": float(group["generated_tokens"].median()),
             "finish_length": int((group["finish"] == "length").sum()),
             "answer_not_reached": int((~group["answer_reached"]).sum()),
         }
         for metric in SPEED_METRICS:
-            values = group[metric].dropna()
+            # A frame without a metric's column (built before it existed) has no values.
+            values = group[metric].dropna() if metric in group else pd.Series(dtype=float)
             row[f"{metric}_n"] = len(values)
             row[f"{metric}_median"] = float(values.median()) if len(values) else None
             row[f"{metric}_min"] = float(values.min()) if len(values) else None
@@ -50,6 +72,11 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
             else None
         )
         row["acceptance"] = row["draft_accepted"] / proposed if row["draft_proposed"] else None
+        drafted = group.dropna(subset=["draft_proposed", "draft_accepted"])
+        drafted = drafted[drafted["draft_proposed"] > 0]
+        rates = drafted["draft_accepted"].astype(float) / drafted["draft_proposed"].astype(float)
+        row["acceptance_n"] = len(rates)
+        row["acceptance_median"] = float(rates.median()) if len(rates) else None
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -76,6 +103,17 @@ class Comparison:
         if not self.is_factor_only or not self.baseline_median or self.treatment_median is None:
             return None
         return self.treatment_median / self.baseline_median
+
+    @property
+    def change_percent(self) -> float | None:
+        """The ratio as a signed change in percent (1.22× → +21.7), where a ratio is given."""
+        ratio = self.ratio
+        return None if ratio is None else (ratio - 1) * 100
+
+    @property
+    def has_medians(self) -> bool:
+        """Both conditions have a median generation rate on this input."""
+        return self.baseline_median is not None and self.treatment_median is not None
 
 
 def condition_differences(

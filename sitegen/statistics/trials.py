@@ -38,8 +38,11 @@ def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
             "prompt_tokens": r.prompt_tokens,
             "max_output_tokens": r.max_output_tokens,
             "generated_tokens": m.generated_tokens if m else None,
+            "reasoning_tokens": m.reasoning_tokens if m else None,
+            "answer_tokens": m.answer_tokens if m else None,
             "finish": m.finish if m else "error",
             "answer_reached": m.answer_reached if m else False,
+            "prompt_processing_s": m.prompt_processing_s if m else None,
             "ttft_s": m.ttft_s if m else None,
             "t_first_visible_s": m.t_first_visible_s if m else None,
             "t_first_answer_s": m.t_first_answer_s if m else None,
@@ -60,6 +63,8 @@ def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
     frame = pd.DataFrame(columns)
     for column in (
         "generated_tokens",
+        "reasoning_tokens",
+        "answer_tokens",
         "prompt_tokens",
         "draft_proposed",
         "draft_accepted",

@@ -96,7 +96,7 @@ def test_a_key_shared_by_conditions_is_named_once():
         validate_engine_options(plan)
     assert str(caught.value) == (
         "conditions 'off', 'on': engine 'fake' has no option 'retries' (allowed: fail_input, "
-        "tps); condition 'on': engine 'fake' option 'tps': input should be greater than 0 "
+        "thinking_tokens, tps); condition 'on': engine 'fake' option 'tps': input should be greater than 0 "
         "(got 0)"
     )
 

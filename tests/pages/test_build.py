@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def test_site_pages_in_both_languages_with_downloads(built):
         assert (site / "en" / "reports" / slug / page / "index.html").is_file()
     downloads = site / "reports" / slug / "downloads"
     sums = (downloads / "SHA256SUMS").read_text().splitlines()
-    assert len(sums) == 7
+    assert len(sums) == 11  # records, plan, manifest; trials, summary, memory, system × 2
     for line in sums:
         digest, name = line.split("  ")
         assert hashlib.sha256((downloads / name).read_bytes()).hexdigest() == digest
@@ -84,6 +85,23 @@ def test_model_output_is_escaped_text(built):
     assert answer["text"] == HOSTILE  # the data itself is unchanged
     examples = (report / "examples" / "index.html").read_text(encoding="utf-8")
     assert "<script>alert" not in examples and 'href="javascript:' not in examples
+
+
+def test_no_alternate_links_for_material_to_fetch_sitemaps_beside(built):
+    """mkdocs-material fetches ``<href>/sitemap.xml`` for every ``<link rel=alternate>``;
+    i18n's are per page, so each one was a 404. The language selector stays."""
+    root, records_path = built
+    site = root / "site" / "v" / "test"
+    pages = sorted(site.rglob("index.html"))
+    assert len(pages) >= 10
+    for path in pages:
+        head, _, body = path.read_text(encoding="utf-8").partition("</head>")
+        assert not re.search(r"<link[^>]*rel=\"alternate\"[^>]*hreflang", head), path
+        assert 'class="md-select__link"' in body, path
+    speed = site / "en" / "reports" / records_path.parent.name / "speed" / "index.html"
+    table = speed.read_text(encoding="utf-8")
+    assert '<div class="sg-wide" role="region" aria-labelledby="sg-speed-table"' in table
+    assert '<caption id="sg-speed-table">' in table
 
 
 def _corrupt_and_build(root: Path, records_path: Path, mutate) -> DataError:

@@ -1,0 +1,132 @@
+"""Examples side by side (pure): for each selected answer, the problem as the plan wrote
+it, the correct answer, and the answers of the compared conditions to the same item and
+seed, each with its scored outcome, so a reader can check the answer and the tables.
+
+For a quality item (a suite problem or a document task) the sides are the pair: the same
+problem × seed with the factor off and on. For a speed input they are every condition's
+answer to the same input and repetition, in plan order (there is nothing to score).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from sitegen.plan.items import PlanItem
+from sitegen.plan.models import Plan
+from sitegen.quality.scoring import score_answer, score_document
+from sitegen.records.models import TrialRecord
+from sitegen.statistics.trials import enters_statistics
+
+
+@dataclass(frozen=True)
+class ExampleSide:
+    """One condition's answer to the example's item and seed."""
+
+    condition_id: str
+    factor: Literal["off", "on"] | None
+    """``off``/``on`` for the two sides of a quality pair; None for a speed input."""
+    record: TrialRecord | None
+    """The answer with its texts; None when this side has no successful measured trial."""
+    outcome: str | None
+    """Scored outcome (``correct``, ``wrong``, ``format_error`` …) of a quality answer; None
+    for a speed input or a missing side."""
+    answered: str | None
+    """The value the scorer extracted, as JSON text (problems; None otherwise)."""
+    items_correct: int | None = None
+    """Document tasks: the items answered correctly (of ``items_total``)."""
+    items_total: int | None = None
+
+
+@dataclass(frozen=True)
+class ExampleView:
+    """A selected answer with what a reader needs to check it."""
+
+    record: TrialRecord
+    """The selected trial, with its texts."""
+    kind: Literal["speed", "problem", "document"]
+    problem: str
+    """The plan item's text (material and question), never the filler before it."""
+    expected: str | None
+    """The correct answer as the JSON object the scorer expects; None for a speed input."""
+    sides: tuple[ExampleSide, ...]
+
+
+def _side(
+    condition_id: str, factor: Literal["off", "on"] | None, record: TrialRecord | None, item
+) -> ExampleSide:
+    if record is None or record.metrics is None or item.kind == "speed":
+        return ExampleSide(condition_id, factor, record, None, None)
+    m = record.metrics
+    if item.problem is not None:
+        score = score_answer(record.text, m.finish, m.answer_reached, item.problem.answer)
+        return ExampleSide(condition_id, factor, record, score.outcome, score.answered)
+    scored = score_document(record.text, m.finish, m.answer_reached, item.document)
+    return ExampleSide(
+        condition_id,
+        factor,
+        record,
+        scored.outcome,
+        None,
+        items_correct=scored.n_correct,
+        items_total=len(scored.items),
+    )
+
+
+def example_views(
+    plan: Plan,
+    items: dict[str, PlanItem],
+    records: Sequence[TrialRecord],
+    selected: Sequence[int],
+    with_texts: Callable[[list[int]], Iterable[TrialRecord]],
+) -> list[ExampleView]:
+    """A view of each record at ``selected`` (indices into the lean ``records``), in that
+    order. ``with_texts(indices)`` yields the records at ``indices`` with their texts, in
+    that order (``Campaign.iter_full_records``); each needed record is read once."""
+    usable_at = {
+        (r.condition_id, r.input_id, r.repetition): i
+        for i, r in enumerate(records)
+        if enters_statistics(r)
+    }
+    quality = plan.quality
+    layouts: list[tuple[int, list[tuple[str, Literal["off", "on"] | None, int | None]]]] = []
+    needed: dict[int, None] = {}
+    for index in selected:
+        record = records[index]
+        needed[index] = None
+        item = items.get(record.input_id)
+        if item is not None and item.kind != "speed" and quality is not None:
+            wanted = [(quality.off_condition, "off"), (quality.on_condition, "on")]
+        else:
+            wanted = [(c.id, None) for c in plan.conditions]
+        sides = []
+        for condition_id, factor in wanted:
+            at = usable_at.get((condition_id, record.input_id, record.repetition))
+            if at is None and factor is None:
+                continue  # a speed condition without this repetition is left out
+            if at is not None:
+                needed[at] = None
+            sides.append((condition_id, factor, at))
+        layouts.append((index, sides))
+    full = dict(zip(needed, with_texts(list(needed)), strict=True))
+    views = []
+    for index, sides in layouts:
+        record = full[index]
+        item = items.get(record.input_id)
+        if item is None:  # not an item of the plan (C-PLANNED refuses it before this)
+            views.append(ExampleView(record, "speed", "", None, ()))
+            continue
+        views.append(
+            ExampleView(
+                record=record,
+                kind=item.kind,
+                problem=item.text,
+                expected=item.expected_json,
+                sides=tuple(
+                    _side(condition_id, factor, None if at is None else full[at], item)
+                    for condition_id, factor, at in sides
+                ),
+            )
+        )
+    return views

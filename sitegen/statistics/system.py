@@ -1,0 +1,245 @@
+"""The system each condition ran on, from the records' provenance, and peak memory per
+trial and device. Pure functions over records; every usable record is read, and a field
+whose value differs between a condition's records lists each distinct value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from sitegen.plan.models import Plan
+from sitegen.records.models import Provenance, TrialRecord
+from sitegen.statistics.trials import enters_statistics
+
+Value = str | int | float | None
+"""A field's value as recorded (``None``: not recorded or not set)."""
+
+SYSTEM_FIELDS = (
+    "device_model",
+    "device_count",
+    "device_memory_mib",
+    "driver",
+    "gpu_runtime",
+    "interconnect",
+    "cpu",
+    "cpu_count",
+    "platform",
+    "host",
+    "engine",
+    "engine_build",
+    "engine_api",
+    "model",
+    "model_sha256",
+    "model_shards",
+    "model_size_bytes",
+    "quantization",
+    "context_capacity",
+    "sampling_temperature",
+    "sampling_top_p",
+    "sampling_top_k",
+    "sitegen_version",
+)
+"""The fixed fields of the system table, in display order; the engine flags
+(``flags``), the recorded environment variables (``env``) and the chat-template
+arguments (``template``) follow, one row per name."""
+
+KEYED_FIELDS = ("flags", "env", "template")
+"""Fields with one row per name (``flags.n_ctx``, ``env.NCCL_P2P_DISABLE`` …)."""
+
+
+@dataclass(frozen=True)
+class SystemValue:
+    """One distinct value of a field and how many of the condition's records show it."""
+
+    value: Value
+    records: int
+
+
+@dataclass(frozen=True)
+class SystemRow:
+    """One field of one condition with its distinct values in order of first appearance."""
+
+    field: str
+    """A name of ``SYSTEM_FIELDS`` or ``KEYED_FIELDS``."""
+    key: str | None
+    """The flag, variable or template argument of a keyed field; ``None`` otherwise."""
+    values: tuple[SystemValue, ...]
+
+    @property
+    def name(self) -> str:
+        """``field`` or ``field.key``: the row's name in the download."""
+        return self.field if self.key is None else f"{self.field}.{self.key}"
+
+
+@dataclass(frozen=True)
+class SystemCondition:
+    """The system of one condition as its usable records show it."""
+
+    condition_id: str
+    records: int
+    """Usable records read."""
+    rows: tuple[SystemRow, ...]
+
+    def differs(self, row: SystemRow) -> bool:
+        """Whether the row's values differ between this condition's records (some value is
+        not shown by every record), as opposed to several values in every record (the
+        shards of a split model, the devices of a mixed host)."""
+        return any(v.records != self.records for v in row.values)
+
+
+def _provenance_values(p: Provenance) -> dict[str, tuple[Value, ...]]:
+    """The system fields one record's provenance shows, each as the tuple of its values."""
+    devices = p.host.devices
+    model = p.model
+    values: dict[str, tuple[Value, ...]] = {
+        "device_model": tuple(dict.fromkeys(d.name for d in devices)) or (None,),
+        "device_count": (len(devices),),
+        "device_memory_mib": tuple(dict.fromkeys(d.memory_total_mib for d in devices)) or (None,),
+        "driver": (p.host.driver,),
+        "gpu_runtime": (p.host.gpu_runtime,),
+        "interconnect": (p.host.interconnect,),
+        "cpu": (p.host.cpu,),
+        "cpu_count": (p.host.cpu_count,),
+        "platform": (p.host.platform,),
+        "host": (p.host.hostname,),
+        "engine": (f"{p.engine.id} {p.engine.version}",),
+        "engine_build": (p.engine.build,),
+        "engine_api": (p.engine.api,),
+        "model": (f"{model.name} ({model.file})",),
+        "model_sha256": (model.sha256 or None,),
+        "model_shards": tuple(f"{s.file} sha256 {s.sha256}" for s in model.shards) or (None,),
+        "model_size_bytes": (model.size_bytes or None,),
+        "quantization": (model.quantization,),
+        "sitegen_version": (p.sitegen_version,),
+    }
+    for field, mapping in (("flags", p.flags), ("env", p.env), ("template", p.template_kwargs)):
+        for key, value in mapping.items():
+            values[f"{field}.{key}"] = (value,)
+    return values
+
+
+def system_table(records: Iterable[TrialRecord], plan: Plan) -> list[SystemCondition]:
+    """Per condition of the plan with usable records (plan order): every system field with
+    each distinct value its usable records show and how many records show it. A keyed
+    field missing from some records counts as ``None`` there (flag not set)."""
+    # Values are keyed with their type: True, 1 and 1.0 are equal dict keys otherwise.
+    per_condition: dict[str, dict[str, dict[tuple[str, Value], int]]] = {}
+    counts: dict[str, int] = {}
+    shown_by_provenance: dict[int, dict[str, tuple[Value, ...]]] = {}
+    for r in records:
+        if not enters_statistics(r):
+            continue
+        # Records of a campaign share provenance objects: read each once.
+        shown = shown_by_provenance.get(id(r.provenance))
+        if shown is None:
+            shown = shown_by_provenance[id(r.provenance)] = _provenance_values(r.provenance)
+        fields = per_condition.setdefault(r.condition_id, {})
+        counts[r.condition_id] = counts.get(r.condition_id, 0) + 1
+        sampling = {
+            "sampling_temperature": (r.sampling.temperature,),
+            "sampling_top_p": (r.sampling.top_p,),
+            "sampling_top_k": (r.sampling.top_k,),
+            "context_capacity": (r.context_capacity,),
+        }
+        for name, values in (shown | sampling).items():
+            seen = fields.setdefault(name, {})
+            for key in dict.fromkeys((type(v).__name__, v) for v in values):
+                seen[key] = seen.get(key, 0) + 1
+    result = []
+    for condition in plan.conditions:
+        fields = per_condition.get(condition.id)
+        if fields is None:
+            continue
+        total = counts[condition.id]
+        rows = [
+            SystemRow(name, None, tuple(SystemValue(v, n) for (_, v), n in fields[name].items()))
+            for name in SYSTEM_FIELDS
+        ]
+        for keyed in KEYED_FIELDS:
+            keys = sorted(name for name in fields if name.startswith(f"{keyed}."))
+            for name in keys:
+                seen = dict(fields[name])
+                missing = total - sum(seen.values())
+                if missing:
+                    unset = (type(None).__name__, None)
+                    seen[unset] = seen.get(unset, 0) + missing
+                values = tuple(SystemValue(v, n) for (_, v), n in seen.items())
+                rows.append(SystemRow(keyed, name.split(".", 1)[1], values))
+        result.append(SystemCondition(condition.id, total, tuple(rows)))
+    return result
+
+
+def system_frame(conditions: Iterable[SystemCondition]) -> pd.DataFrame:
+    """The system table as published (``system.csv``): one row per condition × field ×
+    distinct value, with the number of the condition's usable records that show it."""
+    columns: dict[str, list] = {
+        "condition_id": [],
+        "field": [],
+        "value": [],
+        "records": [],
+        "condition_records": [],
+    }
+    for condition in conditions:
+        for row in condition.rows:
+            for value in row.values:
+                columns["condition_id"].append(condition.condition_id)
+                columns["field"].append(row.name)
+                columns["value"].append(None if value.value is None else str(value.value))
+                columns["records"].append(value.records)
+                columns["condition_records"].append(condition.records)
+    return pd.DataFrame(columns)
+
+
+def memory_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
+    """Peak memory as published (``memory.csv``): one row per record × device (every role
+    and status, like the trials table; a record without a memory reading has no row), with
+    the device's name and total memory from the record's provenance."""
+    columns: dict[str, list] = {
+        name: []
+        for name in (
+            "campaign_id",
+            "trial_id",
+            "attempt",
+            "order_index",
+            "condition_id",
+            "input_id",
+            "role",
+            "status",
+            "device",
+            "device_name",
+            "device_memory_total_mib",
+            "source",
+            "peak_mib",
+            "sample_interval_s",
+        )
+    }
+    for r in records:
+        devices = {d.id: d for d in r.provenance.host.devices}
+        for memory in r.peak_memory:
+            device = devices.get(memory.device)
+            row = {
+                "campaign_id": r.campaign_id,
+                "trial_id": r.trial_id,
+                "attempt": r.attempt,
+                "order_index": r.order_index,
+                "condition_id": r.condition_id,
+                "input_id": r.input_id,
+                "role": r.role,
+                "status": r.status,
+                "device": memory.device,
+                "device_name": device.name if device else None,
+                "device_memory_total_mib": device.memory_total_mib if device else None,
+                "source": memory.source,
+                "peak_mib": memory.peak_mib,
+                "sample_interval_s": memory.sample_interval_s,
+            }
+            for name, value in row.items():
+                columns[name].append(value)
+    frame = pd.DataFrame(columns)
+    for name in ("device_memory_total_mib", "peak_mib", "sample_interval_s"):
+        frame[name] = frame[name].astype("float64")
+    for name in ("attempt", "order_index"):
+        frame[name] = frame[name].astype("int64")
+    return frame

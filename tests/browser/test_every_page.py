@@ -1,0 +1,249 @@
+"""Every page of a two-version site, in both languages, at a desktop width (1280 px), a
+720 px column and a phone (390 px): no console error, no page error, no failed request
+(a 404 for a sitemap.xml included) and no page that scrolls sideways, with plan titles
+too long for any line. Wide tables scroll inside a region named by their caption, which
+says so, with the condition and the input first and the condition column in view. The
+same holds with ``site_url`` set, the site served under its path."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import pytest
+import yaml
+from harness import serve_directory
+
+from sitegen.build import build_site
+from sitegen.pages.i18n import load_catalogs
+from tests.conftest import make_plan
+from tests.sitefixtures import PROJECT, hostile_plan, publishable_campaign
+
+pytestmark = pytest.mark.slow
+
+WIDTHS = (1280, 720, 390)
+LONG_TITLE = {
+    "ja": "非常に長い題名の計測" * 8 + "x" * 120,
+    "en": "A very long title for one measurement campaign " * 4 + "y" * 120,
+}
+"""Titles no line can hold: a long sentence, then one word of 120 letters."""
+
+READY = """() =>
+    [...document.querySelectorAll('div.sg-plot')].every(p => p.querySelector('.main-svg')) &&
+    [...document.querySelectorAll('.sg-answers-browser')].every(
+        b => b.querySelector('.sg-answers-list details')) &&
+    [...document.querySelectorAll('.md-search-result__meta')].every(
+        m => !['検索を初期化', 'Initializing search'].includes(m.textContent.trim()))"""
+"""Charts drawn, on the data page the answers loaded, and the search ready: material's
+"search.result.initializer" (ja, en) is replaced once its worker has loaded lunr, one
+script after another (leaving earlier aborts those loads, a failed request)."""
+
+LAYOUT = """() => ({
+    sideways: [document.documentElement.scrollWidth, window.innerWidth],
+    regions: [...document.querySelectorAll('.sg-wide')].map(r => {
+        const caption = document.getElementById(r.getAttribute('aria-labelledby'));
+        const hint = r.querySelector('.sg-wide__hint');
+        const heads = [...r.querySelectorAll('thead th')].map(th => th.textContent.trim());
+        return {role: r.getAttribute('role'), tabindex: r.getAttribute('tabindex'),
+                caption: caption && caption.closest('table') === r.querySelector('table')
+                    ? caption.textContent.trim() : null,
+                overflows: r.scrollWidth > r.clientWidth + 1,
+                right: r.getBoundingClientRect().right,
+                hint: !!hint && hint.getClientRects().length > 0,
+                heads: heads.slice(0, 2)};
+    }),
+})"""
+
+
+@dataclass(frozen=True)
+class Served:
+    base_url: str
+    pages: tuple[str, ...]
+    """Paths of the pages under ``base_url``, both languages."""
+
+    @property
+    def report(self) -> str:
+        """``reports/<slug>/``."""
+        speed = next(p for p in self.pages if p.endswith("/speed/"))
+        return "reports/" + speed.split("/reports/")[1].removesuffix("speed/")
+
+
+def _pages(site: Path) -> tuple[str, ...]:
+    """Every page of the latest version (``v/v2``) and the home page of ``v/v1`` (which
+    says that it is not the latest)."""
+    latest = site / "v" / "v2"
+    paths = [
+        (index.parent.relative_to(site).as_posix() + "/")
+        for index in sorted(latest.rglob("index.html"))
+    ]
+    return (*paths, "v/v1/")
+
+
+def _build(root: Path, project: Path = PROJECT) -> Path:
+    base = hostile_plan()
+    plan = make_plan(inputs=base.inputs, conditions=base.conditions, title=LONG_TITLE)
+    publishable_campaign(root / "early", plan=plan)  # v1: the same report, plain answers
+    publishable_campaign(root / "data", plan=plan, hostile=True)
+    build_site(root / "early", root / "site", project, version="v1")
+    build_site(root / "data", root / "site", project, version="v2")
+    return root / "site"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Served:
+    root = tmp_path_factory.mktemp("every-page")
+    built = _build(root)
+    with serve_directory(built) as base_url:
+        yield Served(base_url, _pages(built))
+
+
+SITE_URL_PATH = "reports/benchmarks/"
+
+
+@pytest.fixture(scope="module")
+def site_with_url(tmp_path_factory) -> Served:
+    """The same site built with ``site_url`` set, served under that URL's path."""
+    root = tmp_path_factory.mktemp("every-page-site-url")
+    project = root / "project"
+    project.mkdir()
+    config = yaml.safe_load((PROJECT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config["site_url"] = f"https://sitegen.example.org/{SITE_URL_PATH}"
+    (project / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    for name in ("content", "theme"):
+        os.symlink(PROJECT / name, project / name)
+    built = _build(root, project)
+    served = root / "served"
+    (served / SITE_URL_PATH).parent.mkdir(parents=True)
+    os.symlink(built, served / SITE_URL_PATH.rstrip("/"))
+    with serve_directory(served) as base_url:
+        yield Served(base_url, _pages(built))
+
+
+def _clear(report) -> None:
+    for f in fields(report):
+        getattr(report, f.name).clear()
+
+
+def _visit_all(browser, served: Served, width: int, shots: dict[str, Path] | None = None):
+    """Each page in one tab, one after the other: its problems and its layout."""
+    results: dict[str, tuple[list[str], dict]] = {}
+    with browser.new_page(viewport=(width, 900)) as page:
+        pending = _in_flight(page)
+        for path in served.pages:
+            _clear(page.report)
+            page.goto(served.base_url + path)
+            _ready(page, pending)
+            results[path] = (page.report.problems(), page.evaluate(LAYOUT))
+            if shots and path in shots:
+                page.screenshot(shots[path])
+    return results
+
+
+def _in_flight(page) -> set:
+    """The page's requests still in flight (kept up to date)."""
+    pending: set = set()
+    page.context.on("request", lambda r: pending.add(r))
+    page.context.on("requestfinished", lambda r: pending.discard(r))
+    page.context.on("requestfailed", lambda r: pending.discard(r))
+    return pending
+
+
+def _ready(page, pending: set) -> None:
+    page.raw.wait_for_function(READY)
+    _settle(page, pending)
+
+
+def _settle(page, pending: set, quiet_s: float = 0.1, limit_s: float = 10) -> None:
+    """Until no request has been in flight for ``quiet_s`` (networkidle waits 0.5 s, which
+    made this module twice as slow)."""
+    deadline = time.monotonic() + limit_s
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        page.raw.wait_for_timeout(50)
+        if pending:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= quiet_s:
+            return
+    raise AssertionError(f"requests still in flight: {[r.url for r in pending]}")
+
+
+def _check(results, width: int, where: str = "") -> list[str]:
+    catalogs = load_catalogs(PROJECT / "theme")
+    out: list[str] = []
+    for path, (problems, layout) in results.items():
+        out += [f"{width} px {where}{path}: {p}" for p in problems]
+        scroll, inner = layout["sideways"]
+        if scroll > inner + 2:
+            out.append(f"{width} px {where}{path}: the page scrolls sideways ({scroll} > {inner})")
+        lang = "en" if "/en/" in path else "ja"
+        key_columns = [catalogs[lang].t("col.condition"), catalogs[lang].t("col.input")]
+        for region in layout["regions"]:
+            label = f"{width} px {where}{path}: wide table {region['caption']!r}"
+            if region["role"] != "region" or region["tabindex"] != "0" or not region["caption"]:
+                out.append(f"{label}: not a named, focusable region: {region}")
+            if region["right"] > inner + 1:
+                out.append(f"{label}: reaches past the window ({region['right']} > {inner})")
+            if region["overflows"] and not region["hint"]:
+                out.append(f"{label}: overflows with no visible scroll hint")
+            if region["heads"] != key_columns:
+                out.append(f"{label}: starts with {region['heads']}, not {key_columns}")
+    return out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_page_is_clean_and_fits_the_width(browser, site, screenshot_dir, width):
+    speed = next(p for p in site.pages if p.endswith("/speed/") and "/en/" in p)
+    shots = {speed: screenshot_dir / f"speed-{width}.png"} if width != 1280 else None
+    results = _visit_all(browser, site, width, shots)
+    pages = set(results)
+    assert any(p.endswith("/data/") for p in pages) and any("changelog" in p for p in pages)
+    assert len(pages) >= 14, sorted(pages)
+    problems = _check(results, width)
+    assert not problems, "\n".join(problems)
+    # The speed page's wide tables overflow a 720 px column and a phone: they scroll.
+    if width < 1280:
+        regions = results[speed][1]["regions"]
+        assert len(regions) >= 1 and all(r["overflows"] for r in regions), regions
+
+
+def test_wide_table_keeps_its_first_column_and_caption_in_view(browser, site):
+    speed = next(p for p in site.pages if p.endswith("/speed/") and "/en/" not in p)
+    with browser.new_page(viewport=(390, 844)) as page:
+        page.goto(site.base_url + speed)
+        page.wait_for(".sg-wide")
+        moved = page.evaluate(
+            """() => {
+                const r = document.querySelector('.sg-wide');
+                const cell = r.querySelector('tbody td'), caption = r.querySelector('caption span');
+                r.scrollLeft = 400;
+                const left = r.getBoundingClientRect().left;
+                return [r.scrollLeft, cell.getBoundingClientRect().left - left,
+                        caption.getBoundingClientRect().left - left];
+            }"""
+        )
+        assert moved[0] >= 300, moved  # it did scroll ...
+        assert abs(moved[1]) <= 1 and abs(moved[2]) <= 1, moved  # ... and these stayed
+
+
+def test_with_site_url_the_pages_and_selectors_are_clean(browser, site_with_url):
+    """Home pages (absolute language links), a report page and the version selector (it
+    reads the other version's sitemap), under site_url's path."""
+    base = site_with_url.base_url + SITE_URL_PATH
+    speed = f"{base}v/v2/{site_with_url.report}speed/"
+    with browser.new_page() as page:
+        pending = _in_flight(page)
+        page.goto(base + "v/v2/")
+        _ready(page, pending)
+        page.raw.hover(".md-header__option .md-select")
+        page.click('.md-select__link[hreflang="en"]')
+        page.wait_for_url(base + "v/v2/en/")
+        _ready(page, pending)
+        page.goto(speed)
+        _ready(page, pending)
+        page.raw.hover(".md-version")
+        page.click('.md-version__link:has-text("v1")')
+        page.wait_for_url(speed.replace("/v2/", "/v1/"))
+        _ready(page, pending)
+        page.report.assert_clean()

@@ -1,0 +1,150 @@
+"""Examples side by side: each example shows the plan item's text (never the filler), the
+correct answer, and the compared answers to the same item and seed with their outcomes;
+every model text stays escaped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.i18n import Catalog, load_strings
+from sitegen.plan.items import plan_items
+from sitegen.records.campaign import read_campaign
+from sitegen.statistics.examples import example_views
+from sitegen.statistics.report import make_report
+from tests.sitefixtures import publishable_campaign
+from tests.statistics.test_quality_records import quality_plan
+
+THEME = Path(__file__).resolve().parents[2] / "theme"
+HOSTILE = '<script>alert("x")</script>{"answer": "<b>bold</b>"}'
+
+
+def _quality_campaign(tmp_path, answer_for):
+    plan = quality_plan()
+    items = plan_items(plan)
+
+    def mutate(record: dict) -> None:
+        text, finish = answer_for(record, items[record["input_id"]])
+        record["text"] = text
+        record["metrics"]["finish"] = finish
+        record["metrics"]["answer_reached"] = bool(text)
+
+    path = publishable_campaign(tmp_path / "data", plan=plan, mutate=mutate)
+    issues: list = []
+    campaign = read_campaign(path.parent, issues)
+    assert campaign is not None and issues == []
+    return campaign, items
+
+
+def _right(item) -> str:
+    return item.expected_json
+
+
+def _on_wrong(record, item):
+    """Everything right, except the on side of the first problem's first seed (hostile)."""
+    if (
+        record["condition_id"] == "on"
+        and record["input_id"] == "arithmetic-001"
+        and record["repetition"] == 0
+    ):
+        return HOSTILE, "stop"
+    return _right(item), "stop"
+
+
+def _index(campaign, trial_id: str) -> int:
+    return next(
+        i for i, r in enumerate(campaign.records) if r.trial_id == trial_id and r.role == "measured"
+    )
+
+
+def test_a_quality_example_shows_the_problem_the_answer_and_both_sides(tmp_path):
+    campaign, items = _quality_campaign(tmp_path, _on_wrong)
+    selected = _index(campaign, "on/arithmetic-001/r0")
+    (view,) = example_views(
+        campaign.plan, items, campaign.records, [selected], campaign.iter_full_records
+    )
+    problem = items["arithmetic-001"].problem
+    assert view.record.trial_id == "on/arithmetic-001/r0" and view.record.text == HOSTILE
+    assert view.kind == "problem" and view.problem == problem.question
+    assert json.loads(view.expected) == {"answer": problem.answer.value}
+    assert [(s.factor, s.condition_id) for s in view.sides] == [("off", "off"), ("on", "on")]
+    off, on = view.sides
+    assert off.record.trial_id == "off/arithmetic-001/r0"  # the same problem × seed
+    assert (off.outcome, on.outcome) == ("correct", "format_error")
+    assert off.answered == json.dumps(problem.answer.value)
+    assert on.answered == '"<b>bold</b>"' and on.record.text == HOSTILE
+
+
+def test_a_document_example_scores_every_item(tmp_path):
+    campaign, items = _quality_campaign(tmp_path, _on_wrong)
+    (view,) = example_views(
+        campaign.plan,
+        items,
+        campaign.records,
+        [_index(campaign, "off/doc/r1")],
+        campaign.iter_full_records,
+    )
+    task = items["doc"].document
+    assert view.kind == "document" and view.problem == items["doc"].text
+    assert set(json.loads(view.expected)) == {spec.key for spec in task.items}
+    assert [s.record.trial_id for s in view.sides] == ["off/doc/r1", "on/doc/r1"]
+    assert all(s.outcome == "correct" and s.items_correct == s.items_total for s in view.sides)
+    assert view.sides[0].items_total == len(task.items)
+
+
+def test_a_speed_example_shows_the_input_without_filler_and_every_condition(tmp_path):
+    path = publishable_campaign(tmp_path / "data")
+    campaign = read_campaign(path.parent, [])
+    items = plan_items(campaign.plan)
+    selected = _index(campaign, "on/padded/r2")
+    (view,) = example_views(
+        campaign.plan, items, campaign.records, [selected], campaign.iter_full_records
+    )
+    assert view.kind == "speed" and view.problem == "question two" and view.expected is None
+    assert view.record.prompt != view.problem and view.record.prompt.endswith("question two")
+    assert [s.record.trial_id for s in view.sides] == ["off/padded/r2", "on/padded/r2"]
+    assert all(s.outcome is None and s.factor is None for s in view.sides)
+
+
+def _render_examples(report, lang: str) -> str:
+    catalog = Catalog(lang, load_strings(THEME))
+    env = html_environment(str(THEME / "partials"))
+    return str(Directives(env, catalog, report, [report]).examples())
+
+
+def test_every_drawn_example_is_rendered_with_its_pair(tmp_path):
+    campaign, _ = _quality_campaign(tmp_path, _on_wrong)
+    report = make_report(campaign)
+    drawn = report.examples.drawn
+    assert drawn and report.examples.curated == []
+    for lang in ("ja", "en"):
+        html = _render_examples(report, lang)
+        assert html.count('data-claim="example"') == len(drawn)
+        assert html.count('data-factor="off"') == len(drawn)
+        assert html.count('data-factor="on"') == len(drawn)
+        assert html.count('data-selected="true"') == len(drawn)
+        assert html.count('class="sg-text sg-problem"') == len(drawn)
+
+
+def test_a_curated_hostile_answer_is_shown_beside_its_pair_escaped(tmp_path):
+    campaign, items = _quality_campaign(tmp_path, _on_wrong)
+    annotations_path = campaign.directory / "annotations.yaml"
+    annotations_path.write_text(
+        "curated_examples:\n"
+        "  - {trial_id: on/arithmetic-001/r0, reason: {ja: 形式の誤り, en: a format error}}\n"
+        "random_examples: {count: 0, seed: 0}\n",
+        encoding="utf-8",
+    )
+    campaign = read_campaign(campaign.directory, [])
+    report = make_report(campaign)
+    ((view, example),) = report.examples.curated
+    assert view.record.trial_id == "on/arithmetic-001/r0" and report.examples.drawn == []
+    html = _render_examples(report, "en")
+    assert html.count('data-claim="example"') == 1
+    assert 'data-selected="true"' in html and 'data-outcome="format_error"' in html
+    assert 'data-outcome="correct"' in html
+    assert "&lt;script&gt;alert(" in html and "<script>" not in html
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>" not in html
+    question = items["arithmetic-001"].problem.question.split("\n")[0]
+    assert question in html
