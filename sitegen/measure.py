@@ -303,7 +303,7 @@ class _Runner:
                 peak_memory=[],
                 text="",
                 reasoning_text="",
-                provenance=self._provenance(None),
+                provenance=self._provenance(None, condition),
             ), True
         try:
             prompt = self.prompts.get(spec.item_id) or fit_prompt(
@@ -357,7 +357,7 @@ class _Runner:
             peak_memory=sampler.peaks() if end is not None else [],
             text="".join(c.answer for c in chunks),
             reasoning_text="".join(c.reasoning for c in chunks),
-            provenance=self._provenance(self.descriptions[condition.id]),
+            provenance=self._provenance(self.descriptions[condition.id], condition),
         ), engine_failed
 
     def _gpu_runtime(self, devices: list[DeviceInfo]) -> str | None:
@@ -368,16 +368,19 @@ class _Runner:
             self._cuda_version = nvml_cuda_version()
         return self._cuda_version
 
-    def _provenance(self, description: EngineDescription | None) -> Provenance:
+    def _provenance(
+        self, description: EngineDescription | None, condition: ConditionSpec
+    ) -> Provenance:
         if description is None:
+            model = self.plan.model_for(condition)
             description = EngineDescription(
                 engine=EngineInfo(id=self.plan.engine, version="unknown", build="unknown", api="-"),
                 model=ModelInfo(
-                    name=self.plan.model.name,
-                    file=self.plan.model.source,
+                    name=model.name,
+                    file=model.source,
                     sha256="",
                     size_bytes=0,
-                    quantization=self.plan.model.quantization,
+                    quantization=model.quantization,
                 ),
                 devices=[],
                 flags={},

@@ -206,7 +206,7 @@ class ExLlamaV3(Engine):
         self._exl3 = exllamav3
         self._torch = torch
         spec = condition.speculative
-        model_dir = resolve_model_path(plan.model.source)
+        model_dir = resolve_model_path(plan.model_for(condition).source)
         draft_dir = resolve_model_path(spec.draft_model) if spec.draft_model else None
         steps = load_order(spec, model_dir, draft_dir)
         cache_kwargs = cache_arguments(self.options, condition.context_capacity, spec.draft_max)
@@ -219,7 +219,7 @@ class ExLlamaV3(Engine):
             raise EngineError(f"exllamav3 could not load {model_dir.name}: {exc}") from exc
         self._chat_template = plan.api == "chat" and self._has_chat_template()
         self._stop_conditions = list(dict.fromkeys(self._config.eos_token_id_list))
-        self._model_info = describe_model(plan.model, model_dir)
+        self._model_info = describe_model(plan.model_for(condition), model_dir)
         self._flags = {
             **self.option_flags(),
             "cache_tokens": str(cache_kwargs["max_num_tokens"]),

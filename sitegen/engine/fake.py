@@ -95,11 +95,11 @@ class FakeEngine(Engine):
         return EngineDescription(
             engine=EngineInfo(id=self.engine_id, version="0", build="fake", api="in-process"),
             model=ModelInfo(
-                name=self.plan.model.name,
+                name=self.plan.model_for(self.condition).name,
                 file="fake.gguf",
                 sha256=hashlib.sha256(b"fake").hexdigest(),
                 size_bytes=0,
-                quantization=self.plan.model.quantization,
+                quantization=self.plan.model_for(self.condition).quantization,
             ),
             devices=[DeviceInfo(id="cpu", name="fake cpu")],
             flags={"spec_type": self.condition.speculative.mode},

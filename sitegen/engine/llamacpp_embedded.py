@@ -75,7 +75,7 @@ class EmbeddedLlamaCpp(Engine):
                 "xllamacpp", "engine llamacpp-embedded", "pip install xllamacpp"
             ) from None
         self._xllamacpp = xllamacpp
-        self._model_path = resolve_model_path(plan.model.source)
+        self._model_path = resolve_model_path(plan.model_for(condition).source)
         self._flags = self._configure_flags()
         params = xllamacpp.CommonParams()
         params.model.path = str(self._model_path)
@@ -114,7 +114,7 @@ class EmbeddedLlamaCpp(Engine):
             raise EngineError(f"llama.cpp could not load {self._model_path.name}: {exc}") from exc
         self._http = httpx.Client(base_url=self._server.listening_address, timeout=30)
         self._build = self._http.get("/props").json().get("build_info", "unknown")
-        self._model_info = describe_model(plan.model, self._model_path)
+        self._model_info = describe_model(plan.model_for(condition), self._model_path)
 
     def _configure_flags(self) -> dict[str, str]:
         condition = self.condition

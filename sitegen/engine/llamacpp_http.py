@@ -97,7 +97,9 @@ class LlamaCppHttp(ServerEngine):
         ]
         model_info = None
         try:
-            model_info = model_provenance(self.plan.model, props.get("model_path"))
+            model_info = model_provenance(
+                self.plan.model_for(self.condition), props.get("model_path")
+            )
         except EngineError as exc:
             problems.append(str(exc))
         problems = [problem for problem in problems if problem]

@@ -107,7 +107,7 @@ class OpenAICompatible(ServerEngine):
             )
         model_info = None
         try:
-            model_info = model_provenance(self.plan.model, self._model)
+            model_info = model_provenance(self.plan.model_for(self.condition), self._model)
         except EngineError as exc:
             problems.append(str(exc))
         if problems:

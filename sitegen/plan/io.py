@@ -73,6 +73,7 @@ def canonical_plan_json(plan: Plan) -> str:
     _drop_if_unset(data["model"], "remote_unhashable", unset=False)
     for condition in data["conditions"]:
         _drop_if_unset(condition, "sampling")
+        _drop_if_unset(condition, "model")
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 

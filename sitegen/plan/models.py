@@ -116,6 +116,10 @@ class ConditionSpec(StrictModel):
     sampling: SamplingOverride | None = None
     """Sampling settings that differ from the plan's (``None``: the plan's), recorded in
     every record's ``sampling``."""
+    model: ModelSpec | None = None
+    """This condition's own model file (``None``: the plan's), e.g. an MTP variant shipped
+    as a separate file; conditions with different model files are a configuration
+    comparison, never a factor-only one."""
 
 
 class InputSpec(StrictModel):
@@ -276,6 +280,10 @@ class Plan(StrictModel):
             if duplicates:
                 raise ValueError(f"duplicate {kind} id(s): {', '.join(duplicates)}")
         return self
+
+    def model_for(self, condition: ConditionSpec) -> ModelSpec:
+        """The model file a condition loads: its own, or the plan's."""
+        return condition.model or self.model
 
     def sampling_for(self, condition: ConditionSpec) -> SamplingSpec:
         """The plan's sampling with the condition's own settings applied."""

@@ -172,8 +172,7 @@ def _has_usable_trials(campaign: Campaign) -> list[Issue]:
 
 @check("C-MODELID", "campaign")
 def _unhashed_model_declared(campaign: Campaign) -> list[Issue]:
-    if campaign.plan.model.remote_unhashable:
-        return []
+    conditions = {c.id: c for c in campaign.plan.conditions}
     return [
         violation(
             "C-MODELID",
@@ -181,7 +180,10 @@ def _unhashed_model_declared(campaign: Campaign) -> list[Issue]:
             "the model was not hashed and the plan does not declare remote_unhashable",
         )
         for i, r in enumerate(campaign.records)
-        if r.status == "ok" and r.provenance.model.sha256 == UNKNOWN_REMOTE_SHA256
+        if r.status == "ok"
+        and r.provenance.model.sha256 == UNKNOWN_REMOTE_SHA256
+        and r.condition_id in conditions
+        and not campaign.plan.model_for(conditions[r.condition_id]).remote_unhashable
     ][:1]
 
 

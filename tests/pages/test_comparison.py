@@ -117,3 +117,23 @@ def test_a_bad_declaration_names_the_file_and_field(tmp_path):
     assert "bad.yaml → campaigns.1" in str(caught.value) and "no published campaign" in str(
         caught.value
     )
+
+
+def test_a_condition_with_its_own_model_file_is_a_configuration_comparison():
+    from sitegen.plan.io import plan_sha256
+    from sitegen.plan.models import ModelSpec
+    from sitegen.statistics.speed import condition_differences
+
+    plan = make_plan()
+    mtp_file = ModelSpec(name="glm-mtp", source="/models/glm-mtp.gguf", quantization="Q4_K_M")
+    off, on = plan.conditions
+    with_file = plan.model_copy(
+        update={"conditions": [off, on.model_copy(update={"model": mtp_file})]}
+    )
+    assert condition_differences(off, with_file.conditions[1], plan.factor, plan.engine) == (
+        "model",
+    )
+    assert with_file.model_for(with_file.conditions[1]) == mtp_file
+    assert with_file.model_for(off) == plan.model
+    assert plan_sha256(plan) != plan_sha256(with_file)
+    assert plan_sha256(plan) == plan_sha256(make_plan())  # unset: the hash is unchanged
