@@ -117,6 +117,13 @@ def publishable_campaign(
     return path
 
 
+def copy_project(target: Path) -> Path:
+    """A copy of the project's content and theme, to add things to or break."""
+    for folder in ("content", "theme"):
+        shutil.copytree(PROJECT / folder, target / folder)
+    return target
+
+
 def write_records(path: Path, records: list[dict]) -> None:
     """Write a campaign's records and sign them, as the host that measured them would
     have (the build refuses records that do not match their manifest)."""

@@ -4,7 +4,6 @@ the places the README names, and the build picks it up."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,12 @@ from sitegen.records.campaign import read_campaigns
 from sitegen.statistics.report import Report
 from sitegen.validation import rules
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, copy_project, publishable_campaign
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    """A copy of the project's content and theme to add things to."""
-    copy = tmp_path / "project"
-    for folder in ("content", "theme"):
-        shutil.copytree(PROJECT / folder, copy / folder)
-    return copy
+    return copy_project(tmp_path / "project")
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ field listed, a ratio only when exactly the declared factor differs."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from sitegen.build import render_site
 from sitegen.errors import DataError
 from sitegen.pages.render import check_rendered
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import copy_project, publishable_campaign
 
 
 def on_host(device: str, engine: str = "llamacpp-embedded", api: str = "in-process"):
@@ -36,9 +35,7 @@ def three_campaigns(root: Path) -> Path:
 
 
 def project_with(root: Path, **specs: dict) -> Path:
-    project = root / "project"
-    for folder in ("content", "theme"):
-        shutil.copytree(PROJECT / folder, project / folder)
+    project = copy_project(root / "project")
     (project / "content" / "comparisons").mkdir()
     for name, spec in specs.items():
         (project / "content" / "comparisons" / f"{name}.yaml").write_text(

@@ -4,7 +4,6 @@ and author text that never become markup, and the content fixes of the caveats."
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,13 @@ from sitegen.pages.mkdocs import site_config
 from sitegen.plan.models import ConditionSpec, SpeculativeSpec
 from sitegen.text import Bilingual
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, copy_project, publishable_campaign
 from tests.statistics.test_quality_records import quality_plan
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    copy = tmp_path / "project"
-    for folder in ("content", "theme"):
-        shutil.copytree(PROJECT / folder, copy / folder)
-    return copy
+    return copy_project(tmp_path / "project")
 
 
 @pytest.fixture

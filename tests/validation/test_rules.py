@@ -22,7 +22,7 @@ from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from sitegen.validation import validate_campaigns
 from sitegen.validation.rules import load_rules
 from tests.conftest import make_plan
-from tests.sitefixtures import publishable_campaign, resign
+from tests.sitefixtures import copy_project, publishable_campaign, resign
 from tests.statistics.test_quality_records import quality_plan
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -31,13 +31,6 @@ PROJECT = Path(__file__).resolve().parents[2]
 def publishable(data_dir: Path, plan, mutate=None) -> Path:
     """A fake-engine campaign relabelled as a real engine's; returns its directory."""
     return publishable_campaign(data_dir, plan, mutate=mutate).parent
-
-
-def copy_project(target: Path) -> Path:
-    """The project's content and theme, to edit."""
-    for folder in ("content", "theme"):
-        shutil.copytree(PROJECT / folder, target / folder)
-    return target
 
 
 def annotate(directory: Path, **fields) -> None:
