@@ -13,9 +13,10 @@ rather than waiting. Under the lock it first repairs whatever a killed build lef
 - staging directories and temporary symlinks are removed;
 - releases other than the current one are removed (never switched to, or replaced by a
   switch whose clean-up was cut short);
-- a missing ``site`` (possible only between the two renames of the one-time migration
-  of a real ``site/`` directory) is pointed at the newest release, which carries every
-  version of the older ones.
+- a missing ``site`` (possible only where the file system cannot exchange two paths
+  atomically, between the two renames of the one-time migration of a real ``site/``
+  directory) is pointed at the newest release, which carries every version of the older
+  ones.
 
 States no kill can leave (a symlink to a missing release or to something sitegen did
 not make; a missing site while an earlier sitegen's moved-aside site lies beside it) are
@@ -25,6 +26,8 @@ files are not fsynced.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import re
 import shutil
@@ -122,18 +125,45 @@ def switch(home: SiteHome, staged_site: Path) -> None:
         link = home.releases / f"link-{os.getpid()}"
         os.symlink(home.link_text(release), link)
         kill_point("after-symlink-temp")
-        if migrating:
-            # A directory cannot be replaced by a symlink in one step: until the replace
-            # below the site is missing, and recovery would point it at ``release``.
-            home.site.rename(home.releases / str(int(release.name) - 1))
+        if migrating and exchange_paths(link, home.site):
+            # The real directory now lies at ``link``: removed below, or by the next build.
             kill_point("after-site-moved")
-        os.replace(link, home.site)
+            _remove(link)
+        else:
+            if migrating:
+                # Without an atomic exchange a directory cannot be replaced by a symlink in
+                # one step: until the replace below the site is missing, and recovery
+                # would point it at ``release``.
+                home.site.rename(home.releases / str(int(release.name) - 1))
+                kill_point("after-site-moved")
+            os.replace(link, home.site)
     except OSError as exc:
         raise StorageError.from_os_error(exc, "switch the site", home.site) from exc
     kill_point("after-switch")
     # Published now: whatever of the older releases stays, the next build removes.
     with suppress(OSError):
         _remove_releases_but(home, release)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange_paths(first: Path, second: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2`` with ``RENAME_EXCHANGE``);
+    ``False`` where the C library or the file system cannot."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    done = renameat2(
+        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
+    )
+    if done == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(error, os.strerror(error), str(second))
 
 
 def _recover(home: SiteHome) -> None:
