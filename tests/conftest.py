@@ -63,3 +63,22 @@ def make_plan(**overrides) -> Plan:
 @pytest.fixture
 def fake_plan() -> Plan:
     return make_plan()
+
+
+def break_the_sixth_append(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    """Make the campaign store's sixth append write half its line, then raise ``error``
+    (a kill mid-write, a full disk …); ``monkeypatch.undo()`` repairs it."""
+    from sitegen.records import campaign
+
+    real_write_all = campaign._write_all
+    appends = 0
+
+    def half_then_fail(fd: int, data: bytes) -> None:
+        nonlocal appends
+        appends += 1
+        if appends < 6:
+            return real_write_all(fd, data)
+        real_write_all(fd, data[: len(data) // 2])
+        raise error
+
+    monkeypatch.setattr(campaign, "_write_all", half_then_fail)

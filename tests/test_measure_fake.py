@@ -10,10 +10,9 @@ from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id
 from sitegen.plan.models import ConditionSpec
-from sitegen.records import campaign as campaign_store
 from sitegen.records.campaign import read_campaign, verify_campaign
 from sitegen.validation import validate_campaigns
-from tests.conftest import make_plan
+from tests.conftest import break_the_sixth_append, make_plan
 
 
 def _lines(directory):
@@ -42,18 +41,7 @@ def test_full_campaign_and_manifest(tmp_path, fake_plan):
 
 def test_resume_truncates_torn_tail_without_duplicates(tmp_path, fake_plan, monkeypatch):
     planned = [t.trial_id for t in expand_trials(fake_plan)]
-    real_write_all = campaign_store._write_all
-    appends = 0
-
-    def killed_while_writing_the_sixth(fd, data):
-        nonlocal appends
-        appends += 1
-        if appends < 6:
-            return real_write_all(fd, data)
-        real_write_all(fd, data[: len(data) // 2])
-        raise KeyboardInterrupt  # the kill: half a line on disk, no newline
-
-    monkeypatch.setattr(campaign_store, "_write_all", killed_while_writing_the_sixth)
+    break_the_sixth_append(monkeypatch, KeyboardInterrupt())  # the kill: half a line
     with pytest.raises(KeyboardInterrupt):
         run_campaign(fake_plan, tmp_path)
     monkeypatch.undo()

@@ -24,7 +24,7 @@ from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records import campaign as store
 from sitegen.records.campaign import parse_records, read_campaign, verify_campaign
 from sitegen.statistics.trials import excluded_counts, trials_frame
-from tests.conftest import make_plan
+from tests.conftest import break_the_sixth_append, make_plan
 
 REPO = Path(__file__).resolve().parents[2]
 PLANNED = 14  # trials of make_plan(): 2 conditions × (1 warm-up + 2 inputs × 3 repetitions)
@@ -288,18 +288,7 @@ def test_corrupt_middle_line_is_refused_with_its_line(tmp_path, plan, plan_file,
 def test_torn_last_line_is_repaired_and_its_trial_redone_once(
     tmp_path, plan, plan_file, capsys, monkeypatch
 ):
-    real_write_all = store._write_all
-    appends = 0
-
-    def killed_while_writing_the_sixth(fd, data):
-        nonlocal appends
-        appends += 1
-        if appends < 6:
-            return real_write_all(fd, data)
-        real_write_all(fd, data[: len(data) // 2])
-        raise KeyboardInterrupt  # the kill: half a line on disk, no newline
-
-    monkeypatch.setattr(store, "_write_all", killed_while_writing_the_sixth)
+    break_the_sixth_append(monkeypatch, KeyboardInterrupt())  # the kill: half a line
     assert _measure(plan_file, tmp_path) == 130
     monkeypatch.undo()
     directory = _directory(tmp_path, plan)
@@ -450,18 +439,7 @@ def test_reading_keys_records_by_trial_and_attempt(tmp_path, plan):
 def test_disk_full_while_appending_keeps_whole_records(
     tmp_path, plan, plan_file, capsys, monkeypatch
 ):
-    real_write_all = store._write_all
-    appends = 0
-
-    def disk_full_at_the_sixth(fd, data):
-        nonlocal appends
-        appends += 1
-        if appends < 6:
-            return real_write_all(fd, data)
-        real_write_all(fd, data[: len(data) // 2])  # part of it reached the disk
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(store, "_write_all", disk_full_at_the_sixth)
+    break_the_sixth_append(monkeypatch, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
     assert _measure(plan_file, tmp_path) == 2
     directory = _directory(tmp_path, plan)
     records = directory / "records.jsonl"
