@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from sitegen.engine.registry import validate_engine_options
 from sitegen.errors import ConfigError, one_line, pydantic_issues
 from sitegen.plan.grid import GRID_KEY, expand_grid, invalid_plan
-from sitegen.plan.models import Plan
+from sitegen.plan.models import DispersionSpec, Plan, SpeculationHealthSpec, TelemetrySpec
 
 
 class _PlanYamlLoader(yaml.SafeLoader):
@@ -71,14 +71,22 @@ def canonical_plan_json(plan: Plan) -> str:
     # does not use them keeps its hash, and so its campaign, across sitegen versions.
     _drop_if_unset(data, "round_order")
     _drop_if_unset(data["model"], "remote_unhashable", unset=False)
+    for key, default in (
+        ("dispersion", DispersionSpec()),
+        ("telemetry", TelemetrySpec()),
+        ("speculation_health", SpeculationHealthSpec()),
+    ):
+        _drop_if_unset(data, key, unset=default.model_dump(mode="json"))
     for condition in data["conditions"]:
         _drop_if_unset(condition, "sampling")
         _drop_if_unset(condition, "model")
+        _drop_if_unset(condition, "concurrency", unset=1)
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _drop_if_unset(data: dict[str, object], key: str, unset: object = None) -> None:
-    if data[key] is unset:
+    # ``==``, not ``is``: False and 0 are different unset values, as are equal dicts.
+    if data[key] == unset and type(data[key]) is type(unset):
         del data[key]
 
 

@@ -120,6 +120,11 @@ class ConditionSpec(StrictModel):
     """This condition's own model file (``None``: the plan's), e.g. an MTP variant shipped
     as a separate file; conditions with different model files are a configuration
     comparison, never a factor-only one."""
+    concurrency: int = Field(default=1, ge=1)
+    """Requests in flight at once. Above 1, every measured round (one input × repetition)
+    sends this many requests together, one per simulated user (user k's seed is the
+    round's seed + k); each is its own record, and the round's aggregate rate (all tokens
+    ÷ round time) is recorded beside each request's own rate. Warm-ups run alone."""
 
 
 class InputSpec(StrictModel):
@@ -184,6 +189,44 @@ class QualitySpec(StrictModel):
     """RNG seed of the bootstrap (recorded for reproducibility)."""
 
 
+class DispersionSpec(StrictModel):
+    """How spread and outliers are treated, declared before measuring (a choice made after
+    seeing the data would be a post-hoc analysis)."""
+
+    outliers: Literal["none", "iqr-1.5"] = "none"
+    """``iqr-1.5``: a trial whose generation rate lies more than 1.5 × IQR outside the
+    quartiles of its condition and input is labelled an outlier on charts and tables. It
+    is never dropped: every statistic still includes it. ``none``: nothing is labelled."""
+    bootstrap_resamples: int = Field(default=2_000, ge=100)
+    """Bootstrap replicates B for the confidence interval of each median ratio."""
+    bootstrap_seed: int = Field(default=20_260_101, ge=0)
+    """RNG seed of that bootstrap (recorded, so the interval is reproducible)."""
+    confidence: float = Field(default=0.95, gt=0.5, lt=1)
+    """Confidence level of the interval (percentile bootstrap)."""
+
+
+class TelemetrySpec(StrictModel):
+    """Device telemetry sampled during every request."""
+
+    interval_s: float = Field(default=0.1, ge=0.01, le=10)
+    """Sampling interval of the GPU counters (NVML: SM and memory-bandwidth utilization,
+    power, SM clock, temperature, memory used). CPU runs record the engine process's CPU
+    time instead."""
+
+
+class SpeculationHealthSpec(StrictModel):
+    """When speculation counts as working. A speculative condition outside these bounds gets
+    no ratio as a speculation effect (C-SPECHEALTH); the page says what was observed.
+    Zero drafts proposed always counts as inactive."""
+
+    min_acceptance: float | None = Field(default=None, ge=0, le=1)
+    """Lowest pooled draft acceptance (accepted ÷ proposed) of a working drafter
+    (``None``: no floor)."""
+    max_device_memory_mib: float | None = Field(default=None, gt=0)
+    """Highest peak memory per device (MiB) within the declared headroom, e.g. 76,800 for
+    75 GiB per GPU: above it the drafter may not have loaded (``None``: no limit)."""
+
+
 class Plan(StrictModel):
     """A measurement campaign, fixed before anything runs (pre-registration)."""
 
@@ -235,6 +278,12 @@ class Plan(StrictModel):
     """A request running longer is stopped and recorded as failed."""
     quality: QualitySpec | None = None
     """Paired quality evaluation (``None``: speed only)."""
+    dispersion: DispersionSpec = DispersionSpec()
+    """Spread, outlier labelling and the bootstrap interval of every ratio."""
+    telemetry: TelemetrySpec = TelemetrySpec()
+    """Device telemetry during each request."""
+    speculation_health: SpeculationHealthSpec = SpeculationHealthSpec()
+    """Bounds of working speculation (C-SPECHEALTH)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -55,12 +55,16 @@ PLAN_FILE = "plan.json"
 RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
 ENGINE_LOG = "logs/engine.log"
+TELEMETRY_LOG = "logs/telemetry.jsonl"
+"""Raw GPU telemetry samples, one JSON line per request or round (``sitegen.measure``)."""
+LOG_FILES = (ENGINE_LOG, TELEMETRY_LOG)
+"""Logs written while measuring: they only grow, and each signature covers them."""
 LOCK_FILE = ".lock"
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
 RULE = "manifest"
 """Rule id of the issues found checking a campaign against its manifest."""
-GROWING_FILES = frozenset({RECORDS_FILE, ENGINE_LOG})
+GROWING_FILES = frozenset({RECORDS_FILE, *LOG_FILES})
 """Files that only grow while measuring: on resume their signed bytes must be unchanged,
 and bytes after them are what a killed ``measure`` left."""
 
@@ -140,7 +144,7 @@ class CampaignStore:
         records: list[TrialRecord],
         plan_entry: ArtifactEntry,
         records_digest: _GrowingDigest,
-        log_digest: _GrowingDigest,
+        log_digests: list[_GrowingDigest],
     ) -> None:
         self.directory = directory
         self.plan = plan
@@ -148,11 +152,12 @@ class CampaignStore:
         self.plan_sha256 = plan_sha256(plan)
         self.records_path = directory / RECORDS_FILE
         self.engine_log_path = directory / ENGINE_LOG
+        self.telemetry_log_path = directory / TELEMETRY_LOG
         self.records = records
         """The records found on opening, in file order (not those appended since)."""
         self._plan_entry = plan_entry
         self._records_digest = records_digest
-        self._log_digest = log_digest
+        self._log_digests = log_digests
         self._record_count = len(records)
 
     @classmethod
@@ -205,7 +210,7 @@ class CampaignStore:
             relative = path.relative_to(directory).as_posix()
             # What a kill before the first manifest can leave: a plan, a torn line, an empty log.
             left_by_a_kill = relative in (PLAN_FILE, RECORDS_FILE) or (
-                relative == ENGINE_LOG and not path.stat().st_size
+                relative in LOG_FILES and not path.stat().st_size
             )
             if not left_by_a_kill:
                 raise IntegrityError(
@@ -224,15 +229,15 @@ class CampaignStore:
             sha256=hashlib.sha256(plan_bytes).hexdigest(),
             size_bytes=len(plan_bytes),
         )
-        _create_empty(directory / RECORDS_FILE)
-        _create_empty(directory / ENGINE_LOG)
+        for relative in (RECORDS_FILE, *LOG_FILES):
+            _create_empty(directory / relative)
         return cls(
             directory,
             plan,
             [],
             plan_entry,
             _GrowingDigest(RECORDS_FILE),
-            _GrowingDigest(ENGINE_LOG),
+            [_GrowingDigest(relative) for relative in LOG_FILES],
         )
 
     @classmethod
@@ -309,18 +314,21 @@ class CampaignStore:
                 )
             # Measure's own record, appended just before a kill: sign it now.
             records_digest.add(unsigned)
-        log_signed = signed.get(ENGINE_LOG)
-        log_digest = _GrowingDigest(ENGINE_LOG)
-        if log_signed is not None:
-            log_path = directory / ENGINE_LOG
-            try:
-                prefix, _ = _prefix_digest(log_path, log_signed.size_bytes)
-            except OSError as exc:
-                raise StorageError.from_os_error(exc, "read", log_path) from exc
-            log_digest = _GrowingDigest(ENGINE_LOG, prefix, log_signed.size_bytes)
-        _create_empty(directory / RECORDS_FILE)
-        _create_empty(directory / ENGINE_LOG)
-        return cls(directory, plan, records, plan_entry, records_digest, log_digest)
+        log_digests = []
+        for relative in LOG_FILES:
+            log_signed = signed.get(relative)
+            log_digest = _GrowingDigest(relative)
+            if log_signed is not None:
+                log_path = directory / relative
+                try:
+                    prefix, _ = _prefix_digest(log_path, log_signed.size_bytes)
+                except OSError as exc:
+                    raise StorageError.from_os_error(exc, "read", log_path) from exc
+                log_digest = _GrowingDigest(relative, prefix, log_signed.size_bytes)
+            log_digests.append(log_digest)
+        for relative in (RECORDS_FILE, *LOG_FILES):
+            _create_empty(directory / relative)
+        return cls(directory, plan, records, plan_entry, records_digest, log_digests)
 
     def latest_attempts(self) -> dict[str, TrialRecord]:
         """The latest recorded attempt of each trial (trial id → record)."""
@@ -357,11 +365,16 @@ class CampaignStore:
     def sign(self) -> None:
         """Sign the campaign as it is now: the records appended by this store and what the
         engine logged since the last signature."""
-        self._log_digest.catch_up(self.directory)
+        for log_digest in self._log_digests:
+            log_digest.catch_up(self.directory)
         self._write_manifest(self._manifest())
 
     def _manifest(self, pending: str | None = None) -> Manifest:
-        artifacts = [self._log_digest.entry(), self._plan_entry, self._records_digest.entry()]
+        artifacts = [
+            *(log.entry() for log in self._log_digests),
+            self._plan_entry,
+            self._records_digest.entry(),
+        ]
         return Manifest(
             campaign_id=self.campaign_id,
             plan_sha256=self.plan_sha256,

@@ -406,8 +406,8 @@ class Manifest(StrictModel):
     record_count: int = Field(ge=0)
     """Records in ``records.jsonl`` when the manifest was written."""
     artifacts: list[ArtifactEntry]
-    """The campaign's files (``logs/engine.log``, ``plan.json``, ``records.jsonl``), sorted
-    by path. Lock files, temporary files and ``annotations.yaml`` (written after measuring)
+    """The campaign's files (``logs/engine.log``, ``logs/telemetry.jsonl``, ``plan.json``,
+    ``records.jsonl``), sorted by path. Lock files, temporary files and ``annotations.yaml`` (written after measuring)
     are not listed."""
     pending_record_sha256: str | None = None
     """SHA-256 of the record line ``measure`` is about to append, written before the append

@@ -192,7 +192,8 @@ def test_tampered_record_is_refused_and_never_re_signed(tmp_path, plan, plan_fil
     before = records.read_bytes(), manifest.read_bytes()
 
     assert _measure(plan_file, tmp_path) == 2  # a no-op measure does not sign the edit
-    signed = json.loads(before[1])["artifacts"][2]["size_bytes"]
+    artifacts = json.loads(before[1])["artifacts"]
+    signed = next(a["size_bytes"] for a in artifacts if a["path"] == "records.jsonl")
     message = _error(capsys)
     assert message.startswith(f"{records}: changed: sha256 of its first {signed} bytes is ")
     assert message.endswith("; measure refuses to append to this campaign")

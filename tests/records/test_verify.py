@@ -27,10 +27,10 @@ def _problems(directory) -> list[str]:
 
 def test_untouched_campaign_verifies(campaign, capsys):
     verified = verify_campaign(campaign)
-    assert (verified.files, verified.records) == (3, 14)
+    assert (verified.files, verified.records) == (4, 14)
     assert main(["verify", str(campaign)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"ok: {campaign}: 3 file(s) and 14 records match manifest.json")
+    assert out.startswith(f"ok: {campaign}: 4 file(s) and 14 records match manifest.json")
 
 
 def test_changed_file_names_both_hashes(campaign):
