@@ -35,6 +35,7 @@ def test_full_campaign_and_manifest(tmp_path, fake_plan):
         "plan.json",
         "records.jsonl",
         "logs/engine.log",
+        "logs/telemetry.jsonl",
     }
     assert (result.directory / ".lock").is_file()  # a dot-file: never listed
 
