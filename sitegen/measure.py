@@ -11,6 +11,7 @@ pending for the next run rather than burnt as failed records.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import socket
@@ -18,7 +19,8 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,9 +28,10 @@ from pathlib import Path
 from sitegen import __version__
 from sitegen.engine.base import Engine, EngineDescription, GenerationRequest, StreamChunk, StreamEnd
 from sitegen.engine.llamacpp_embedded import cpu_name
-from sitegen.engine.memory import PeakMemorySampler
+from sitegen.engine.memory import MemoryProbe, PeakMemorySampler, ProcessRssProbe
 from sitegen.engine.nvml import nvml_cuda_version
 from sitegen.engine.registry import get_engine_class, validate_engine_options
+from sitegen.engine.telemetry import ProcessCpuTime, TelemetrySampler, nvml_telemetry_probes
 from sitegen.errors import SitegenError, StorageError
 from sitegen.plan.expand import TrialSpec, expand_trials
 from sitegen.plan.items import plan_items
@@ -38,12 +41,14 @@ from sitegen.records.campaign import CAMPAIGNS_DIR, CampaignStore
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.models import (
     DeviceInfo,
+    DeviceMemory,
+    DeviceTelemetry,
     EngineInfo,
     HostInfo,
     ModelInfo,
     Provenance,
+    RoundInfo,
     Sampling,
-    TrialMetrics,
     TrialRecord,
 )
 
@@ -114,39 +119,47 @@ def _run(
     streaks: Counter[str] = Counter()
     stopped: list[StoppedCondition] = []
     stopped_ids: set[str] = set()
+    rounds = planned_rounds(planned)
     with native_output_to(store.engine_log_path):
         runner = _Runner(plan, store, engine_class)
         try:
-            for position, trial in enumerate(queue):
-                if trial.condition_id in stopped_ids:
+            for position, needed in group_rounds(queue):
+                condition_id = needed[0].condition_id
+                if condition_id in stopped_ids:
                     continue
-                previous = latest.get(trial.trial_id)
-                attempt = previous.attempt + 1 if previous else 1
-                keep = _conditions_after(queue, position + 1) - stopped_ids
-                record, engine_failed = runner.run(trial, attempt, keep_loaded=keep)
-                store.append(record)
-                attempted += 1
-                if trial.trial_id in planned_ids:
-                    succeeded += record.status == "ok"
-                    failed += record.status == "failed"
-                    retried += previous is not None
-                condition_id = trial.condition_id
-                streaks[condition_id] = streaks[condition_id] + 1 if engine_failed else 0
+                attempts = {
+                    t.trial_id: latest[t.trial_id].attempt + 1 if t.trial_id in latest else 1
+                    for t in needed
+                }
+                keep = _conditions_after(queue, position + len(needed)) - stopped_ids
+                # A round runs all its users even when only some still need a record, so
+                # its requests always compete as the plan says.
+                members = rounds.get(needed[0].round_key, needed)
+                results = runner.run(members, attempts, keep_loaded=keep)
+                for record, engine_failed in results:
+                    store.append(record)
+                    attempted += 1
+                    if record.trial_id in planned_ids:
+                        succeeded += record.status == "ok"
+                        failed += record.status == "failed"
+                        retried += record.trial_id in latest
+                    streaks[condition_id] = streaks[condition_id] + 1 if engine_failed else 0
+                    if progress:
+                        progress(attempted, total, record)
                 if streaks[condition_id] >= MAX_CONSECUTIVE_ENGINE_FAILURES:
                     # An outage: leave the condition's other trials pending, not burnt.
-                    rest = [t for t in queue[position + 1 :] if t.condition_id == condition_id]
+                    after = queue[position + len(needed) :]
+                    rest = [t for t in after if t.condition_id == condition_id]
                     if rest:
                         total -= len(rest)
                         stopped_ids.add(condition_id)
                         stopped.append(
                             StoppedCondition(
                                 condition_id,
-                                record.failure_reason or "",
+                                results[-1][0].failure_reason or "",
                                 sum(t.trial_id in planned_ids for t in rest),
                             )
                         )
-                if progress:
-                    progress(attempted, total, record)
         finally:
             runner.close_all()
     return CampaignResult(
@@ -159,6 +172,33 @@ def _run(
         stopped=stopped,
         resume_warmups=attempted - succeeded - failed,
     )
+
+
+def planned_rounds(planned: list[TrialSpec]) -> dict[tuple[str, str, str, int], list[TrialSpec]]:
+    """Every concurrent round of the plan with all its users (rounds of one request are
+    not listed)."""
+    rounds: dict[tuple[str, str, str, int], list[TrialSpec]] = {}
+    for trial in planned:
+        if trial.concurrency > 1:
+            rounds.setdefault(trial.round_key, []).append(trial)
+    return rounds
+
+
+def group_rounds(queue: list[TrialSpec]) -> Iterator[tuple[int, list[TrialSpec]]]:
+    """The queue as units that run together: each trial alone, or the queued users of one
+    concurrent round; with the queue position of each unit's first trial."""
+    position = 0
+    while position < len(queue):
+        trial = queue[position]
+        unit = [trial]
+        if trial.concurrency > 1:
+            while (
+                position + len(unit) < len(queue)
+                and queue[position + len(unit)].round_key == trial.round_key
+            ):
+                unit.append(queue[position + len(unit)])
+        yield position, unit
+        position += len(unit)
 
 
 def _needs_attempt(latest: TrialRecord | None) -> bool:
@@ -193,6 +233,8 @@ def with_resume_warmups(plan: Plan, pending: list[TrialSpec], done: set[str]) ->
                         role="warmup",
                         repetition=k,
                         seed=plan.sampling.seed_base + k,
+                        user=0,
+                        concurrency=1,
                     )
                     for k in range(plan.warmups)
                 )
@@ -259,17 +301,128 @@ class _Runner:
             self.engines.pop(condition_id).close()
 
     def run(
-        self, trial: TrialSpec, attempt: int, keep_loaded: set[str]
-    ) -> tuple[TrialRecord, bool]:
-        """The record of one attempt, and whether the engine as a whole failed (would not
-        load, or raised during the request) rather than this one request."""
-        condition = self.conditions[trial.condition_id]
+        self, members: list[TrialSpec], attempts: dict[str, int], keep_loaded: set[str]
+    ) -> list[tuple[TrialRecord, bool]]:
+        """Run one trial, or every user of a concurrent round at once, and return the
+        record of each trial in ``attempts`` (trial id → attempt number) with whether the
+        engine as a whole failed (would not load, or raised during the request) rather
+        than that one request."""
+        first = members[0]
+        condition = self.conditions[first.condition_id]
         # Sequential blocks: free the previous condition's model before loading the next.
         self.close_all(keep=keep_loaded | {condition.id})
         engine = self.engine_for(condition)
+        spec = self.items[first.input_id]
+        started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        recorded = [t for t in members if t.trial_id in attempts]
+        if isinstance(engine, str):
+            outcome = _Outcome(prompt=spec.text, failure=engine, engine_failed=True)
+            return [
+                (self._record(t, attempts[t.trial_id], started_at, outcome, None, [], []), True)
+                for t in recorded
+            ]
+        try:
+            prompt = self.prompts.get(spec.item_id) or fit_prompt(
+                spec.text, spec.target_prompt_tokens, self.plan.filler, engine.count_tokens
+            )
+        except SitegenError as exc:
+            outcome = _Outcome(prompt=spec.text, failure=f"input length: {exc}")
+            return [
+                (self._record(t, attempts[t.trial_id], started_at, outcome, None, [], []), False)
+                for t in recorded
+            ]
+        self.prompts[spec.item_id] = prompt
+        sampling = self.plan.sampling_for(condition)
+        requests = [
+            GenerationRequest(
+                prompt=prompt,
+                max_output_tokens=spec.max_output_tokens,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                top_k=sampling.top_k,
+                seed=trial.seed,
+                timeout_s=self.plan.request_timeout_s,
+                template_kwargs=self.plan.template_kwargs,
+            )
+            for trial in members
+        ]
+        probes = engine.memory_probes()
+        memory = PeakMemorySampler(probes)
+        telemetry, cpu_clocks = telemetry_for(probes, self.plan.telemetry.interval_s)
+        with memory, telemetry, ExitStack() as cpu:
+            for clock in cpu_clocks:
+                cpu.enter_context(clock)
+            t_round = time.monotonic()
+            if len(requests) == 1:
+                outcomes = [_request(engine, requests[0])]
+            else:
+                with ThreadPoolExecutor(len(requests), thread_name_prefix="user") as users:
+                    outcomes = list(users.map(lambda r: _request(engine, r), requests))
+            t_round_end = time.monotonic()
+        peaks = memory.peaks()
+        device_telemetry = telemetry.summaries() + [clock.summary() for clock in cpu_clocks]
+        round_info = None
+        if len(members) > 1:
+            tokens = sum(o.end.generated_tokens or 0 for o in outcomes if o.end is not None)
+            wall = t_round_end - t_round
+            round_info = RoundInfo(
+                run_id=f"{first.condition_id}/{first.input_id}/r{first.repetition}@{started_at}",
+                size=len(members),
+                wall_s=round(wall, 6),
+                generated_tokens=tokens,
+                aggregate_tps=round(tokens / wall, 4) if wall > 0 else None,
+            )
+        if telemetry.raw_samples():
+            self._log_samples([t.trial_id for t in recorded], telemetry.raw_samples())
+        by_id = dict(zip([t.trial_id for t in members], outcomes, strict=True))
+        return [
+            (
+                self._record(
+                    trial,
+                    attempts[trial.trial_id],
+                    started_at,
+                    by_id[trial.trial_id],
+                    round_info,
+                    peaks if by_id[trial.trial_id].end is not None else [],
+                    device_telemetry if by_id[trial.trial_id].end is not None else [],
+                ),
+                by_id[trial.trial_id].engine_failed,
+            )
+            for trial in recorded
+        ]
+
+    def _log_samples(self, trial_ids: list[str], samples: list[dict]) -> None:
+        """Append the raw telemetry samples of one request or round to the campaign's
+        telemetry log (signed with the records that follow)."""
+        line = json.dumps({"trial_ids": trial_ids, "samples": samples}, separators=(",", ":"))
+        path = self.store.telemetry_log_path
+        try:
+            with path.open("a", encoding="utf-8") as log:
+                log.write(line + "\n")
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "append telemetry to", path) from exc
+
+    def _record(
+        self,
+        trial: TrialSpec,
+        attempt: int,
+        started_at: str,
+        outcome: _Outcome,
+        round_info: RoundInfo | None,
+        peaks: list[DeviceMemory],
+        telemetry: list[DeviceTelemetry],
+    ) -> TrialRecord:
+        condition = self.conditions[trial.condition_id]
         spec = self.items[trial.input_id]
         sampling = self.plan.sampling_for(condition)
-        base = dict(
+        end = outcome.end
+        failure = outcome.failure
+        metrics = None
+        if end is not None and outcome.t0 is not None:
+            metrics = compute_metrics(outcome.t0, outcome.chunks, end)
+            failure = failure or (f"engine error: {end.error}" if end.error else None)
+            failure = failure or _length_miss(spec.target_prompt_tokens, end, self.plan)
+        return TrialRecord(
             campaign_id=self.store.campaign_id,
             plan_sha256=self.store.plan_sha256,
             trial_id=trial.trial_id,
@@ -279,7 +432,7 @@ class _Runner:
             role=trial.role,
             repetition=trial.repetition,
             order_index=trial.order_index,
-            started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            started_at=started_at,
             speculative=condition.speculative,
             sampling=Sampling(
                 temperature=sampling.temperature,
@@ -291,74 +444,18 @@ class _Runner:
             max_output_tokens=spec.max_output_tokens,
             target_prompt_tokens=spec.target_prompt_tokens,
             prompt_tolerance_tokens=self.plan.prompt_tolerance_tokens,
-        )
-        if isinstance(engine, str):
-            return TrialRecord(
-                **base,
-                status="failed",
-                failure_reason=engine,
-                prompt_tokens=None,
-                prompt=spec.text,
-                metrics=None,
-                peak_memory=[],
-                text="",
-                reasoning_text="",
-                provenance=self._provenance(None, condition),
-            ), True
-        try:
-            prompt = self.prompts.get(spec.item_id) or fit_prompt(
-                spec.text, spec.target_prompt_tokens, self.plan.filler, engine.count_tokens
-            )
-        except SitegenError as exc:
-            prompt, prompt_error = spec.text, f"input length: {exc}"
-        else:
-            self.prompts[spec.item_id] = prompt
-            prompt_error = None
-        request = GenerationRequest(
-            prompt=prompt,
-            max_output_tokens=spec.max_output_tokens,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            top_k=sampling.top_k,
-            seed=trial.seed,
-            timeout_s=self.plan.request_timeout_s,
-            template_kwargs=self.plan.template_kwargs,
-        )
-        chunks: list[StreamChunk] = []
-        end: StreamEnd | None = None
-        metrics: TrialMetrics | None = None
-        failure = prompt_error
-        engine_failed = False
-        sampler = PeakMemorySampler(engine.memory_probes())
-        if failure is None:
-            with sampler:
-                t0 = time.monotonic()
-                try:
-                    for event in engine.generate(request):
-                        if isinstance(event, StreamEnd):
-                            end = event
-                        else:
-                            chunks.append(event)
-                except SitegenError as exc:
-                    failure, engine_failed = f"engine failure: {exc}", True
-            if end is None:
-                failure = failure or "stream ended without an end event"
-            else:
-                metrics = compute_metrics(t0, chunks, end)
-                failure = failure or (f"engine error: {end.error}" if end.error else None)
-                failure = failure or _length_miss(spec.target_prompt_tokens, end, self.plan)
-        return TrialRecord(
-            **base,
             status="failed" if failure else "ok",
             failure_reason=failure,
             prompt_tokens=end.prompt_tokens if end else None,
-            prompt=prompt,
+            prompt=outcome.prompt,
             metrics=metrics,
-            peak_memory=sampler.peaks() if end is not None else [],
-            text="".join(c.answer for c in chunks),
-            reasoning_text="".join(c.reasoning for c in chunks),
-            provenance=self._provenance(self.descriptions[condition.id], condition),
-        ), engine_failed
+            peak_memory=peaks,
+            text="".join(c.answer for c in outcome.chunks),
+            reasoning_text="".join(c.reasoning for c in outcome.chunks),
+            provenance=self._provenance(self.descriptions.get(condition.id), condition),
+            telemetry=telemetry,
+            round=round_info,
+        )
 
     def _gpu_runtime(self, devices: list[DeviceInfo]) -> str | None:
         """The driver's CUDA version when the engine runs on this host's GPUs (asked once)."""
@@ -402,6 +499,48 @@ class _Runner:
             template_kwargs=self.plan.template_kwargs,
             sitegen_version=__version__,
         )
+
+
+@dataclass
+class _Outcome:
+    """One request as it ran: what streamed, how it ended, and why it failed."""
+
+    prompt: str
+    chunks: list[StreamChunk] = field(default_factory=list)
+    end: StreamEnd | None = None
+    failure: str | None = None
+    engine_failed: bool = False
+    t0: float | None = None
+    """Monotonic time the request was handed to the engine."""
+
+
+def _request(engine: Engine, request: GenerationRequest) -> _Outcome:
+    """Stream one request to its end (run in a thread per user in a concurrent round)."""
+    outcome = _Outcome(prompt=request.prompt, t0=time.monotonic())
+    try:
+        for event in engine.generate(request):
+            if isinstance(event, StreamEnd):
+                outcome.end = event
+            else:
+                outcome.chunks.append(event)
+    except SitegenError as exc:
+        outcome.failure, outcome.engine_failed = f"engine failure: {exc}", True
+    if outcome.end is None:
+        outcome.failure = outcome.failure or "stream ended without an end event"
+    return outcome
+
+
+def telemetry_for(
+    probes: list[MemoryProbe], interval_s: float
+) -> tuple[TelemetrySampler, list[ProcessCpuTime]]:
+    """Telemetry follows the memory probes: where GPU memory is sampled (NVML) the GPUs'
+    counters are sampled too; where a process's memory is, that process's CPU time is
+    read instead (CPU runs have no utilization or power counters)."""
+    if any(probe.source == "nvml-used" for probe in probes):
+        return TelemetrySampler(nvml_telemetry_probes(), interval_s), []
+    return TelemetrySampler([], interval_s), [
+        ProcessCpuTime(probe.pid) for probe in probes if isinstance(probe, ProcessRssProbe)
+    ]
 
 
 def _length_miss(target: int | None, end: StreamEnd, plan: Plan) -> str | None:

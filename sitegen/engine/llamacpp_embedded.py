@@ -79,8 +79,9 @@ class EmbeddedLlamaCpp(Engine):
         self._flags = self._configure_flags()
         params = xllamacpp.CommonParams()
         params.model.path = str(self._model_path)
-        params.n_ctx = condition.context_capacity
-        params.n_parallel = 1
+        # One slot per concurrent user, each with the condition's whole context.
+        params.n_ctx = condition.context_capacity * condition.concurrency
+        params.n_parallel = condition.concurrency
         params.port = 0  # any free port on 127.0.0.1
         if condition.threads:
             params.cpuparams.n_threads = condition.threads
@@ -121,8 +122,8 @@ class EmbeddedLlamaCpp(Engine):
         spec = condition.speculative
         flags = {
             **self.option_flags(),
-            "n_ctx": str(condition.context_capacity),
-            "n_parallel": "1",
+            "n_ctx": str(condition.context_capacity * condition.concurrency),
+            "n_parallel": str(condition.concurrency),
             "threads": str(condition.threads or "default"),
             "cache_prompt": "false",
             "spec_type": "none" if spec.mode == "off" else spec.mode,

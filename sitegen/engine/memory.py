@@ -27,6 +27,7 @@ class ProcessRssProbe:
 
     def __init__(self, pid: int, device: str = "cpu") -> None:
         self.device = device
+        self.pid = pid
         self._statm = f"/proc/{pid}/statm"
 
     def read_mib(self) -> float:

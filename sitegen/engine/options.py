@@ -9,7 +9,7 @@ but does not make two conditions differ (``sitegen.engine.registry.location_opti
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, field_validator
@@ -22,6 +22,9 @@ LOCATION: dict[str, Any] = {"location": True}
 
 class EngineOptions(StrictModel):
     """Settings of one engine under one condition (``ConditionSpec.engine_options``)."""
+
+    concurrent_requests: ClassVar[bool] = True
+    """Whether the engine serves several requests at once (``ConditionSpec.concurrency``)."""
 
     @classmethod
     def location_keys(cls) -> frozenset[str]:
@@ -118,6 +121,9 @@ GigabytesPerDevice = Annotated[float | list[float], BeforeValidator(_gigabytes_p
 
 class ExLlamaV3Options(EngineOptions):
     """``exllamav3``: ExLlamaV3's generator in-process; unset keeps ExLlamaV3's defaults."""
+
+    # One generator job at a time: sitegen's ExLlamaV3 engine does not batch requests.
+    concurrent_requests: ClassVar[bool] = False
 
     tensor_p: bool = False
     """Split the model over the visible GPUs by tensor parallelism (a draft loads without)."""

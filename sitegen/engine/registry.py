@@ -105,6 +105,12 @@ def validate_engine_options(plan: Plan) -> None:
         groups.setdefault(tuple(ids), ([], []))[0].append(key)
     for problem, ids in invalid_in.items():
         groups.setdefault(tuple(ids), ([], []))[1].append(problem)
+    alone = [c.id for c in plan.conditions if c.concurrency > 1]
+    if alone and not ENGINE_OPTIONS[plan.engine].concurrent_requests:
+        raise ConfigError(
+            f"{_conditions(tuple(alone))}: engine '{plan.engine}' serves one request at a "
+            "time; concurrency must be 1"
+        )
     if groups:
         raise ConfigError(
             "; ".join(

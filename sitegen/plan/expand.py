@@ -22,6 +22,16 @@ class TrialSpec:
     repetition: int
     seed: int
     order_index: int
+    user: int = 0
+    """Index of the simulated user within a concurrent round (0 when requests run alone)."""
+    concurrency: int = 1
+    """Requests of the round this trial belongs to (its condition's ``concurrency``;
+    warm-ups and quality answers run alone)."""
+
+    @property
+    def round_key(self) -> tuple[str, str, str, int]:
+        """Trials that run together share it: condition, input, role and repetition."""
+        return (self.condition_id, self.input_id, self.role, self.repetition)
 
 
 def expand_trials(plan: Plan) -> list[TrialSpec]:
@@ -34,22 +44,26 @@ def expand_trials(plan: Plan) -> list[TrialSpec]:
     items = plan_items(plan)
     first_input = next(iter(items))
     sampling = plan.sampling
-    planned: list[tuple[str, str, Role, int, int]] = []
+    planned: list[tuple[str, str, Role, int, int, int, int]] = []
+    concurrency = {c.id: c.concurrency for c in plan.conditions}
 
     def warmups(condition_id: str) -> None:
         for k in range(plan.warmups):
-            planned.append((condition_id, first_input, "warmup", k, sampling.seed_base + k))
+            planned.append((condition_id, first_input, "warmup", k, sampling.seed_base + k, 0, 1))
 
-    def measured(condition_id: str, input_id: str, repetition: int) -> None:
+    def measured(condition_id: str, input_id: str, repetition: int, users: int = 1) -> None:
         seed = sampling.seed_base + repetition * sampling.seed_stride
-        planned.append((condition_id, input_id, "measured", repetition, seed))
+        for user in range(users):
+            planned.append(
+                (condition_id, input_id, "measured", repetition, seed + user, user, users)
+            )
 
     if plan.order == "sequential":
         for condition in plan.conditions:
             warmups(condition.id)
             for spec in plan.inputs:
                 for repetition in range(plan.repetitions):
-                    measured(condition.id, spec.id, repetition)
+                    measured(condition.id, spec.id, repetition, condition.concurrency)
     else:
         for condition in plan.conditions:
             warmups(condition.id)
@@ -59,7 +73,7 @@ def expand_trials(plan: Plan) -> list[TrialSpec]:
                 reverse = plan.round_order != "as-listed" and repetition % 2 == 1
                 conditions = plan.conditions[::-1] if reverse else plan.conditions
                 for condition in conditions:
-                    measured(condition.id, spec.id, repetition)
+                    measured(condition.id, spec.id, repetition, concurrency[condition.id])
 
     quality = plan.quality
     if quality is not None:
@@ -76,19 +90,27 @@ def expand_trials(plan: Plan) -> list[TrialSpec]:
 
     return [
         TrialSpec(
-            trial_id=_trial_id(condition_id, input_id, role, repetition),
+            trial_id=_trial_id(condition_id, input_id, role, repetition, user, users),
             condition_id=condition_id,
             input_id=input_id,
             role=role,
             repetition=repetition,
             seed=seed,
             order_index=index,
+            user=user,
+            concurrency=users,
         )
-        for index, (condition_id, input_id, role, repetition, seed) in enumerate(planned)
+        for index, (condition_id, input_id, role, repetition, seed, user, users) in enumerate(
+            planned
+        )
     ]
 
 
-def _trial_id(condition_id: str, input_id: str, role: Role, repetition: int) -> str:
+def _trial_id(
+    condition_id: str, input_id: str, role: Role, repetition: int, user: int, users: int
+) -> str:
     if role == "warmup":
         return f"{condition_id}/warmup-{repetition}"
+    if users > 1:
+        return f"{condition_id}/{input_id}/r{repetition}/u{user}"
     return f"{condition_id}/{input_id}/r{repetition}"

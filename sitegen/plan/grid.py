@@ -115,6 +115,7 @@ CONDITION_LABELS: dict[str, Callable[[Any], str]] = {
     "context_capacity": lambda capacity: f"cap{tokens_label(capacity)}",
     "threads": lambda threads: f"th{threads}" if threads else "th-default",
     "sampling": sampling_label,
+    "concurrency": lambda users: f"c{users}",
 }
 """Fields of a condition whose values name themselves in generated ids."""
 

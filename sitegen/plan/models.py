@@ -309,6 +309,9 @@ class Plan(StrictModel):
             for name in ("off_condition", "on_condition"):
                 if getattr(self.quality, name) not in conditions:
                     raise ValueError(f"quality.{name} is not a condition id")
+            for name in ("off_condition", "on_condition"):
+                if conditions[getattr(self.quality, name)].concurrency != 1:
+                    raise ValueError(f"quality.{name} must run requests alone (concurrency 1)")
             # A pair may differ in the declared factor only, not in how it samples.
             off = self.sampling_for(conditions[self.quality.off_condition])
             on = self.sampling_for(conditions[self.quality.on_condition])
