@@ -20,7 +20,9 @@ from sitegen.plan.models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
 from sitegen.records.campaign import Campaign
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256
+from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleView, example_views
+from sitegen.statistics.health import speculation_health
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.speed import (
@@ -132,6 +134,8 @@ class Report:
     excluded: dict[str, int]
     quality: QualitySummary | None
     """Paired quality results (``None`` when the plan has no quality evaluation)."""
+    memory: pd.DataFrame
+    """Peak memory per condition and device over the speed trials."""
 
     @property
     def plan(self) -> Plan:
@@ -169,10 +173,6 @@ class Report:
             if (c.baseline, c.input_id) in rows and (c.treatment, c.input_id) in rows
         ]
 
-    @cached_property
-    def memory(self) -> pd.DataFrame:
-        """Peak memory per condition and device over the speed trials."""
-        return memory_summary(self.campaign.records, set(self.speed_input_ids))
 
     @cached_property
     def memory_trials(self) -> pd.DataFrame:
@@ -383,22 +383,36 @@ class Report:
 
 
 def make_report(campaign: Campaign) -> Report:
-    items = plan_items(campaign.plan)
+    plan = campaign.plan
+    items = plan_items(plan)
     speed_ids = {i for i, item in items.items() if item.kind == "speed"}
     frame = trials_frame(campaign.records)
-    summary = speed_summary(frame[frame["input_id"].isin(speed_ids)])
+    speed = frame["input_id"].isin(speed_ids)
+    usable_speed = usable(frame[speed])
+    frame["outlier"] = False
+    frame.loc[usable_speed.index, "outlier"] = outlier_labels(
+        usable_speed, plan.dispersion.outliers
+    )
+    summary = speed_summary(frame[speed])
+    memory = memory_summary(campaign.records, speed_ids)
     return Report(
         campaign=campaign,
         trials=frame,
         summary=summary,
-        comparisons=compare_conditions(campaign.plan, summary, observed_setups(campaign.records)),
+        comparisons=compare_conditions(
+            plan,
+            summary,
+            observed_setups(campaign.records),
+            usable_speed,
+            speculation_health(plan, summary, memory),
+        ),
         excluded=excluded_counts(
-            frame, [t.trial_id for t in expand_trials(campaign.plan) if t.role == "measured"]
+            frame, [t.trial_id for t in expand_trials(plan) if t.role == "measured"]
         ),
         quality=summarize_quality(
-            campaign.plan,
-            score_quality(campaign.plan, items, campaign.records, campaign.iter_full_records),
+            plan, score_quality(plan, items, campaign.records, campaign.iter_full_records)
         )
-        if campaign.plan.quality
+        if plan.quality
         else None,
+        memory=memory,
     )

@@ -5,15 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from sitegen.engine.registry import location_options
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
+from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval
+from sitegen.statistics.health import HealthFinding
 from sitegen.statistics.trials import enters_statistics, usable
 
 SPEED_METRICS = (
     "gen_tps",
+    "aggregate_tps",
+    "energy_per_token_j",
+    "cpu_s_per_token",
     "native_tps",
     "ttft_s",
     "t_first_answer_s",
@@ -25,6 +31,10 @@ SPEED_METRICS = (
     "answer_tokens",
 )
 """Metrics summarized per condition and input (the latency breakdown included)."""
+ROUND_METRICS = frozenset({"aggregate_tps", "energy_per_token_j", "cpu_s_per_token"})
+"""Metrics of a whole concurrent round, shared by its requests: counted once per round."""
+SPREAD_METRICS = ("gen_tps", "aggregate_tps", "ttft_s", "e2e_s")
+"""Metrics summarized with quantiles (``dispersion.QUANTILES``) beside the median."""
 
 
 def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -57,13 +67,20 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
             "finish_length": int((group["finish"] == "length").sum()),
             "answer_not_reached": int((~group["answer_reached"]).sum()),
         }
+        row["concurrency"] = int(group["concurrency"].max()) if "concurrency" in group else 1
+        row["outliers"] = int(group["outlier"].sum()) if "outlier" in group else 0
+        rounds = _one_row_per_round(group)
         for metric in SPEED_METRICS:
+            source = rounds if metric in ROUND_METRICS else group
             # A frame without a metric's column (built before it existed) has no values.
-            values = group[metric].dropna() if metric in group else pd.Series(dtype=float)
+            values = source[metric].dropna() if metric in source else pd.Series(dtype=float)
             row[f"{metric}_n"] = len(values)
             row[f"{metric}_median"] = float(values.median()) if len(values) else None
             row[f"{metric}_min"] = float(values.min()) if len(values) else None
             row[f"{metric}_max"] = float(values.max()) if len(values) else None
+            if metric in SPREAD_METRICS:
+                for name, q in QUANTILES.items():
+                    row[f"{metric}_{name}"] = float(values.quantile(q)) if len(values) else None
         proposed = group["draft_proposed"].dropna().sum()
         row["draft_proposed"] = int(proposed) if group["draft_proposed"].notna().any() else None
         row["draft_accepted"] = (
@@ -81,6 +98,15 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _one_row_per_round(group: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a trials group with each concurrent round once (requests alone stay)."""
+    if "round_run_id" not in group:
+        return group
+    alone = group[group["round_run_id"].isna()]
+    rounds = group.dropna(subset=["round_run_id"]).drop_duplicates("round_run_id")
+    return pd.concat([alone, rounds]) if len(rounds) else alone
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Condition ``treatment`` against ``baseline`` on one input."""
@@ -92,15 +118,28 @@ class Comparison:
     """Fields other than the declared factor that differ; non-empty → configuration comparison."""
     baseline_median: float | None
     treatment_median: float | None
+    ratio_interval: tuple[float, float] | None = None
+    """Bootstrap interval of the median ratio (``Plan.dispersion``), factor-only only."""
+    health: tuple[HealthFinding, ...] = ()
+    """Why the treatment's speculation did not run as declared (C-SPECHEALTH)."""
 
     @property
     def is_factor_only(self) -> bool:
         return not self.differing_fields
 
     @property
+    def is_speculation_effect(self) -> bool:
+        """A factor-only comparison whose speculation ran as declared: only then is its
+        ratio shown as the effect of speculation."""
+        return self.is_factor_only and not self.health
+
+    @property
     def ratio(self) -> float | None:
-        """Median gen tok/s ratio, only when the conditions differ in the declared factor alone."""
-        if not self.is_factor_only or not self.baseline_median or self.treatment_median is None:
+        """Median gen tok/s ratio, only when the conditions differ in the declared factor
+        alone and the treatment's speculation is healthy."""
+        if not self.is_speculation_effect:
+            return None
+        if not self.baseline_median or self.treatment_median is None:
             return None
         return self.treatment_median / self.baseline_median
 
@@ -145,36 +184,90 @@ def observed_setups(records: Iterable[TrialRecord]) -> dict[str, dict[str, froze
     return {c: {k: frozenset(v) for k, v in setup.items()} for c, setup in seen.items()}
 
 
-def compare_conditions(
-    plan: Plan, summary: pd.DataFrame, setups: dict[str, dict[str, frozenset]] | None = None
-) -> list[Comparison]:
-    """Every non-baseline condition against the plan's first condition, per input.
+def matched_baseline(plan: Plan, condition: ConditionSpec) -> ConditionSpec | None:
+    """The first condition without speculation that equals ``condition`` in everything
+    but the declared factor (same temperature, model file, concurrency, options …)."""
+    return next(
+        (
+            candidate
+            for candidate in plan.conditions
+            if candidate.speculative.mode == "off"
+            and candidate.id != condition.id
+            and not condition_differences(candidate, condition, plan.factor, plan.engine)
+        ),
+        None,
+    )
 
-    The first condition is the baseline (e.g. speculative off). A ratio is offered
-    only where the two differ in the declared factor alone (C-CONFDIFF): in the plan and
-    in what their records show (``setups``: engine and devices).
+
+def comparison_pairs(plan: Plan) -> list[tuple[ConditionSpec, ConditionSpec]]:
+    """(baseline, treatment) pairs. Each speculative condition is compared with its
+    matched baseline, or with the plan's first condition when none matches (a
+    configuration comparison). A plan without speculation compares every condition with
+    the first."""
+    first, *others = plan.conditions
+    if all(c.speculative.mode == "off" for c in plan.conditions):
+        return [(first, other) for other in others]
+    return [
+        (matched_baseline(plan, other) or first, other)
+        for other in plan.conditions
+        if other.speculative.mode != "off" and other.id != first.id
+    ]
+
+
+def compare_conditions(
+    plan: Plan,
+    summary: pd.DataFrame,
+    setups: dict[str, dict[str, frozenset]] | None = None,
+    trials: pd.DataFrame | None = None,
+    health: dict[str, tuple[HealthFinding, ...]] | None = None,
+) -> list[Comparison]:
+    """Every comparison of ``comparison_pairs``, per speed input.
+
+    A ratio is offered only where the two differ in the declared factor alone (C-CONFDIFF):
+    in the plan and in what their records show (``setups``: engine and devices), and where
+    the treatment's speculation ran as declared (``health``, C-SPECHEALTH). ``trials``
+    (usable speed trials) give each factor-only ratio its bootstrap interval.
     """
     setups = setups or {}
-    baseline, *others = plan.conditions
+    health = health or {}
 
     def observed_differences(a: str, b: str) -> tuple[str, ...]:
         left, right = setups.get(a, {}), setups.get(b, {})
         return tuple(k for k in ("engine", "devices") if left.get(k) != right.get(k))
 
+    def rates(condition_id: str, input_id: str) -> np.ndarray:
+        if trials is None or trials.empty:
+            return np.array([])
+        selected = trials[
+            (trials["condition_id"] == condition_id) & (trials["input_id"] == input_id)
+        ]
+        return selected["gen_tps"].astype(float).to_numpy()
+
     medians = {(row.condition_id, row.input_id): row.gen_tps_median for row in summary.itertuples()}
-    return [
-        Comparison(
-            input_id=spec.id,
-            baseline=baseline.id,
-            treatment=other.id,
-            differing_fields=condition_differences(baseline, other, plan.factor, plan.engine)
-            + observed_differences(baseline.id, other.id),
-            baseline_median=medians.get((baseline.id, spec.id)),
-            treatment_median=medians.get((other.id, spec.id)),
-        )
-        for spec in plan.inputs
-        for other in others
-    ]
+    comparisons = []
+    for baseline, other in comparison_pairs(plan):
+        differing = condition_differences(
+            baseline, other, plan.factor, plan.engine
+        ) + observed_differences(baseline.id, other.id)
+        for spec in plan.inputs:
+            interval = None
+            if not differing:
+                interval = median_ratio_interval(
+                    rates(other.id, spec.id), rates(baseline.id, spec.id), plan.dispersion
+                )
+            comparisons.append(
+                Comparison(
+                    input_id=spec.id,
+                    baseline=baseline.id,
+                    treatment=other.id,
+                    differing_fields=differing,
+                    baseline_median=medians.get((baseline.id, spec.id)),
+                    treatment_median=medians.get((other.id, spec.id)),
+                    ratio_interval=interval,
+                    health=health.get(other.id, ()),
+                )
+            )
+    return comparisons
 
 
 def memory_summary(records: Iterable[TrialRecord], input_ids: set[str]) -> pd.DataFrame:

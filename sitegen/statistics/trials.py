@@ -53,6 +53,15 @@ def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
             "draft_proposed": m.draft_proposed if m else None,
             "draft_accepted": m.draft_accepted if m else None,
             "peak_mem_mib": max((d.peak_mib for d in r.peak_memory), default=None),
+            "concurrency": r.round.size if r.round else 1,
+            "round_run_id": r.round.run_id if r.round else None,
+            "aggregate_tps": _aggregate_tps(r),
+            "energy_j": _total(t.energy_j for t in r.telemetry if t.source == "nvml"),
+            "energy_per_token_j": _per_round_token(
+                r, _total(t.energy_j for t in r.telemetry if t.source == "nvml")
+            ),
+            "cpu_time_s": _total(t.cpu_time_s for t in r.telemetry),
+            "cpu_s_per_token": _per_round_token(r, _total(t.cpu_time_s for t in r.telemetry)),
             "engine": r.provenance.engine.id,
             "started_at": r.started_at,
         }
@@ -72,6 +81,36 @@ def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
     ):
         frame[column] = frame[column].astype("Int64")
     return frame
+
+
+def _total(values: Iterable[float | None]) -> float | None:
+    """Sum over devices; ``None`` when no device has the value."""
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _aggregate_tps(record: TrialRecord) -> float | None:
+    """Tokens per second of all requests in flight: the round's aggregate, or for a
+    request run alone its own tokens over its whole time (first token included)."""
+    if record.round is not None:
+        return record.round.aggregate_tps
+    m = record.metrics
+    if m is None or m.generated_tokens is None or not m.e2e_s:
+        return None
+    return m.generated_tokens / m.e2e_s
+
+
+def _per_round_token(record: TrialRecord, amount: float | None) -> float | None:
+    """A device quantity spent during the request (energy, CPU time) per generated token.
+    In a concurrent round the quantity covers every request of the round, so it is divided
+    by the round's tokens. Derived: the device's whole use, not the request's alone."""
+    if amount is None:
+        return None
+    if record.round is not None:
+        tokens = record.round.generated_tokens
+    else:
+        tokens = record.metrics.generated_tokens if record.metrics else None
+    return amount / tokens if tokens else None
 
 
 def enters_statistics(record: TrialRecord) -> bool:
