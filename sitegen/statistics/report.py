@@ -32,12 +32,14 @@ from sitegen.statistics.speed import (
     observed_setups,
     speed_summary,
 )
+from sitegen.statistics.sweep import Sweep, make_sweep, pareto_points
 from sitegen.statistics.system import (
     SystemCondition,
     memory_frame,
     system_frame,
     system_table,
 )
+from sitegen.statistics.telemetry import telemetry_frame, telemetry_summary
 from sitegen.statistics.trials import (
     RunOrder,
     enters_statistics,
@@ -173,11 +175,31 @@ class Report:
             if (c.baseline, c.input_id) in rows and (c.treatment, c.input_id) in rows
         ]
 
-
     @cached_property
     def memory_trials(self) -> pd.DataFrame:
         """Peak memory per record and device (every record, like ``trials``)."""
         return memory_frame(self.campaign.records)
+
+    @cached_property
+    def telemetry_trials(self) -> pd.DataFrame:
+        """Device telemetry per record and device (every record, like ``trials``)."""
+        return telemetry_frame(self.campaign.records)
+
+    @cached_property
+    def telemetry(self) -> pd.DataFrame:
+        """Device telemetry per condition and device over the speed trials."""
+        return telemetry_summary(self.telemetry_trials, set(self.speed_input_ids))
+
+    @cached_property
+    def sweep(self) -> Sweep | None:
+        """The sweep view (several speculative or concurrency levels), else ``None``."""
+        return make_sweep(self.plan, self.summary, self.comparisons)
+
+    @cached_property
+    def pareto(self) -> pd.DataFrame:
+        """Per-user against aggregate generation rate per condition and input, the Pareto
+        front marked (meaningful when concurrency varies)."""
+        return pareto_points(self.summary)
 
     @cached_property
     def system(self) -> list[SystemCondition]:

@@ -386,6 +386,35 @@ def _ratios_only_for_the_factor(path: str, facts: PageFacts) -> list[Issue]:
     return issues
 
 
+@check("C-SPECHEALTH", "page")
+def _ratios_only_for_running_speculation(path: str, facts: PageFacts) -> list[Issue]:
+    return [
+        violation(
+            "C-SPECHEALTH",
+            f"{path} (claim '{claim.kind}', {claim.attrs.get('data-treatment', '?')})",
+            "a ratio shown as a speculation effect for a condition whose speculation did not "
+            "run as declared",
+        )
+        for name in ("speed-ratio", "sweep-ratio")
+        for claim in facts.claims_of(name)
+        if claim.attrs.get("data-healthy") != "true"
+    ]
+
+
+@check("C-SPREAD", "page")
+def _ratios_with_interval(path: str, facts: PageFacts) -> list[Issue]:
+    return [
+        violation(
+            "C-SPREAD",
+            f"{path} (claim '{claim.kind}', {claim.attrs.get('data-treatment', '?')})",
+            "a ratio without its bootstrap interval (data-ci)",
+        )
+        for name in ("speed-ratio", "sweep-ratio")
+        for claim in facts.claims_of(name)
+        if not claim.attrs.get("data-ci")
+    ]
+
+
 @check("C-LENGTH", "page")
 def _no_time_ratio_across_lengths(path: str, facts: PageFacts) -> list[Issue]:
     return [
@@ -433,6 +462,28 @@ def _unhashed_model_stated(
             "the model could not be hashed and the summary page does not say so",
         )
     ]
+
+
+@check("C-SPECHEALTH", "report")
+def _health_as_observed(
+    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+) -> list[Issue]:
+    unhealthy = {(c.treatment, c.input_id) for c in report.comparisons if c.health}
+    issues = []
+    for name, facts in pages.items():
+        for claim_name in ("speed-ratio", "sweep-ratio"):
+            for claim in facts.claims_of(claim_name):
+                pair = (claim.attrs.get("data-treatment"), claim.attrs.get("data-input"))
+                if pair in unhealthy:
+                    issues.append(
+                        violation(
+                            "C-SPECHEALTH",
+                            f"{paths[name]} (claim '{claim_name}', {pair[0]} on {pair[1]})",
+                            "the records show this condition's speculation did not run as "
+                            "declared; no ratio may be shown as its effect",
+                        )
+                    )
+    return issues
 
 
 @check("C-EXCLUDED", "report")

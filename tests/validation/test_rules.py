@@ -167,6 +167,8 @@ FAILING_CASES = {
     ),
     "C-SIGNED": Tamper("records.jsonl"),
     "C-FIGURE": ContentEdit("report/index.md", "MTP makes generation 2× faster."),
+    "C-SPECHEALTH": PageEdit("index.md", 'data-healthy="true"', 'data-healthy="false"'),
+    "C-SPREAD": PageEdit("index.md", 'data-ci="', 'data-cx="'),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
 

@@ -1,0 +1,82 @@
+"""Device telemetry tables: per record × device as published, and per condition × device
+as the speed page shows it beside the generation rate. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from sitegen.records.models import DeviceTelemetry, TrialRecord
+from sitegen.statistics.trials import enters_statistics
+
+TELEMETRY_FIELDS = tuple(
+    name for name in DeviceTelemetry.model_fields if name not in ("device", "source")
+)
+
+
+def telemetry_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
+    """One row per record × device (every role and status; published as
+    ``telemetry.csv``), with the round id so a round's shared summary is counted once."""
+    columns: dict[str, list] = {
+        name: []
+        for name in (
+            "campaign_id",
+            "trial_id",
+            "attempt",
+            "condition_id",
+            "input_id",
+            "role",
+            "status",
+            "usable",
+            "round_run_id",
+            "device",
+            "source",
+            *TELEMETRY_FIELDS,
+        )
+    }
+    for r in records:
+        for device in r.telemetry:
+            row = {
+                "campaign_id": r.campaign_id,
+                "trial_id": r.trial_id,
+                "attempt": r.attempt,
+                "condition_id": r.condition_id,
+                "input_id": r.input_id,
+                "role": r.role,
+                "status": r.status,
+                "usable": enters_statistics(r),
+                "round_run_id": r.round.run_id if r.round else None,
+                "device": device.device,
+                "source": device.source,
+                **{name: getattr(device, name) for name in TELEMETRY_FIELDS},
+            }
+            for name, value in row.items():
+                columns[name].append(value)
+    return pd.DataFrame(columns)
+
+
+def telemetry_summary(frame: pd.DataFrame, input_ids: set[str]) -> pd.DataFrame:
+    """Per condition × device over the usable trials of ``input_ids`` (each concurrent
+    round once): medians of the per-request means, the highest temperature and memory."""
+    selected = frame[frame["usable"] & frame["input_id"].isin(input_ids)] if len(frame) else frame
+    if selected.empty:
+        return pd.DataFrame()
+    alone = selected[selected["round_run_id"].isna()]
+    rounds = selected.dropna(subset=["round_run_id"]).drop_duplicates(["round_run_id", "device"])
+    selected = pd.concat([alone, rounds])
+    grouped = selected.groupby(["condition_id", "device", "source"], sort=False)
+    summary = grouped.agg(
+        n=("trial_id", "count"),
+        samples=("samples", "sum"),
+        sample_interval_s=("sample_interval_s", "max"),
+        sm_util_pct=("sm_util_mean_pct", "median"),
+        mem_bw_util_pct=("mem_bw_util_mean_pct", "median"),
+        power_w=("power_mean_w", "median"),
+        sm_clock_mhz=("sm_clock_median_mhz", "median"),
+        temperature_max_c=("temperature_max_c", "max"),
+        memory_used_max_mib=("memory_used_max_mib", "max"),
+        energy_j=("energy_j", "median"),
+        cpu_time_s=("cpu_time_s", "median"),
+    )
+    return summary.reset_index()
