@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import jinja2
+import pandas as pd
 from markupsafe import Markup, escape
 
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.charts import trials_chart
+from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.safe_json import script_json
@@ -29,6 +30,7 @@ from sitegen.quality.suites import ALL_DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.report import Report
+from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.text import CONTROL_CHARACTERS
 from sitegen.validation.rules import load_rules
 
@@ -254,6 +256,218 @@ class Directives:
             table_files=table_files,
             row_count=len(rows),
             page_rows=TABLE_PAGE_ROWS,
+        )
+
+    def _factor_name(self, key: str) -> str:
+        """A sweep factor in the page's language (engine options by their key)."""
+        if key.startswith("option:"):
+            return self.catalog.t("factor.option", key=key.removeprefix("option:"))
+        return self.catalog.t(f"factor.{key}")
+
+    def _level(self, value: Any, factor: str = "") -> str:
+        if value is None:
+            # No draft length is speculation off; other unset factors take the default.
+            return self.catalog.t("sweep.off" if factor == "draft_max" else "sweep.unset")
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    def _series_label(self, values: dict[str, Any]) -> str:
+        """A sweep series in the page's language, e.g. ``温度 0.7 · 同時リクエスト 2``."""
+        parts = [
+            f"{self._factor_name(key)} {self._level(value, key)}" for key, value in values.items()
+        ]
+        return " · ".join(parts) or self.catalog.t("sweep.all_series")
+
+    def _require_sweep(self) -> Sweep:
+        sweep = self._require_report().sweep
+        if sweep is None:
+            raise jinja2.TemplateRuntimeError("this report has no sweep (one speculative level)")
+        return sweep
+
+    def sweep_varies(self, factor: str) -> bool:
+        """Whether the report's sweep varies ``factor`` (``draft_max``, ``concurrency`` …);
+        content can branch on it."""
+        sweep = self._require_report().sweep
+        return sweep is not None and factor in sweep.factors
+
+    def sweep_factors(self) -> Markup:
+        """The factors the sweep varies, named in the page's language, with their levels."""
+        report = self._require_report()
+        sweep = self._require_sweep()
+        values = {c.id: factor_values(report.plan, c) for c in report.plan.conditions}
+        rows = [
+            (
+                self._factor_name(factor),
+                [self._level(v, factor) for v in dict.fromkeys(v[factor] for v in values.values())],
+            )
+            for factor in sweep.factors
+        ]
+        return self._render("sweep_factors.html", rows=rows)
+
+    def sweep_table(self) -> Markup:
+        """Per input: the ratio of every speculative level (rows) in every series (columns)
+        to its matched baseline, with its bootstrap interval and acceptance; a level whose
+        speculation did not run states what was observed (C-SPECHEALTH)."""
+        report = self._require_report()
+        sweep = self._require_sweep()
+        tables = []
+        for spec in report.plan.inputs:
+            rows = []
+            for level in sweep.levels:
+                cells = []
+                for series in sweep.series:
+                    cell = sweep.cells.get((spec.id, level, series))
+                    heat = None
+                    if cell is not None and cell.comparison.ratio:
+                        heat = min(abs(math.log2(cell.comparison.ratio)), 1.0)
+                    cells.append((cell, heat))
+                rows.append((level, cells))
+            tables.append((spec.id, rows))
+        return self._render(
+            "sweep_table.html",
+            report=report,
+            tables=tables,
+            series=[self._series_label(sweep.series_values[s]) for s in sweep.series],
+            labels=report.condition_labels,
+        )
+
+    def sweep_chart(self, metric: str = "gen_tps") -> Markup:
+        """Per input, one line per series against draft length: ``gen_tps`` (every trial and
+        the medians), ``ratio`` (median ratio with its bootstrap interval) or ``acceptance``
+        (every trial's rate and the pooled rate)."""
+        if metric not in ("gen_tps", "ratio", "acceptance"):
+            raise jinja2.TemplateRuntimeError(
+                f"sweep_chart('{metric}'): one of gen_tps, ratio, acceptance"
+            )
+        report = self._require_report()
+        sweep = self._require_sweep()
+        trials = report.usable_speed_trials
+        summary = {(r["condition_id"], r["input_id"]): r for r in report.summary.to_dict("records")}
+        by_treatment = {(c.treatment, c.input_id): c for c in report.comparisons}
+        titles = {
+            "gen_tps": self.catalog.t("metric.gen_tps"),
+            "ratio": self.catalog.t("sweep.ratio_axis"),
+            "acceptance": self.catalog.t("sweep.acceptance_axis"),
+        }
+        charts = []
+        for spec in report.plan.inputs:
+            lines = []
+            for series in sweep.series:
+                members = sorted(
+                    (c for c in report.plan.conditions if sweep.condition_series[c.id] == series),
+                    key=lambda c: c.speculative.draft_max or 0,
+                )
+                if metric != "gen_tps":
+                    members = [c for c in members if c.speculative.mode != "off"]
+                line = {"name": self._series_label(sweep.series_values[series]), "x": [], "y": []}
+                points = {"x": [], "y": [], "text": [], "outlier": []}
+                error = []
+                for condition in members:
+                    x = condition.speculative.draft_max or 0
+                    row = summary.get((condition.id, spec.id))
+                    if metric == "ratio":
+                        comparison = by_treatment.get((condition.id, spec.id))
+                        if comparison is None or comparison.ratio is None:
+                            continue
+                        line["x"].append(x)
+                        line["y"].append(round(comparison.ratio, 4))
+                        error.append(comparison.ratio_interval)
+                        continue
+                    if row is None:
+                        continue
+                    value = row["gen_tps_median"] if metric == "gen_tps" else row["acceptance"]
+                    if value is not None:
+                        line["x"].append(x)
+                        line["y"].append(round(value, 4))
+                    mine = trials[
+                        (trials["condition_id"] == condition.id) & (trials["input_id"] == spec.id)
+                    ]
+                    if metric == "acceptance":
+                        mine = mine[mine["draft_proposed"].fillna(0) > 0]
+                        values = mine["draft_accepted"].astype(float) / mine[
+                            "draft_proposed"
+                        ].astype(float)
+                    else:
+                        values = mine["gen_tps"]
+                    points["x"] += [x] * len(mine)
+                    points["y"] += [None if pd.isna(v) else round(float(v), 4) for v in values]
+                    points["text"] += mine["trial_id"].tolist()
+                    points["outlier"] += [bool(o) for o in mine["outlier"]]
+                if metric != "ratio":
+                    line["trials"] = points
+                else:
+                    line["error"] = error
+                if line["x"] or points["x"]:
+                    lines.append(line)
+            figure = sweep_chart(
+                lines, titles[metric], self.catalog, reference=1.0 if metric == "ratio" else None
+            )
+            charts.append(
+                (spec.id, f"{report.slug}-sweep-{metric}-{spec.id}", Markup(script_json(figure)))
+            )
+        return self._render("sweep_chart.html", charts=charts, metric=metric, title=titles[metric])
+
+    def pareto_chart(self) -> Markup:
+        """Per input: per-user generation rate against aggregate rate, one line per
+        configuration through its concurrency levels, the Pareto front dashed, and the
+        numbers behind it."""
+        report = self._require_report()
+        sweep = self._require_sweep()
+        points = report.pareto
+        conditions = {c.id: c for c in report.plan.conditions}
+        others = [f for f in sweep.series_factors if f != "concurrency"]
+        charts = []
+        for spec in report.plan.inputs:
+            mine = points[points["input_id"] == spec.id].sort_values("concurrency")
+            groups: dict[str, dict] = {}
+            for row in mine.itertuples():
+                values = factor_values(report.plan, conditions[row.condition_id])
+                name = " · ".join(
+                    [sweep.condition_level[row.condition_id]]
+                    + ([self._series_label({k: values[k] for k in others})] if others else [])
+                )
+                line = groups.setdefault(name, {"name": name, "x": [], "y": [], "text": []})
+                line["x"].append(round(row.aggregate_tps, 3))
+                line["y"].append(round(row.per_user_tps, 3))
+                line["text"].append(f"×{row.concurrency}")
+            front = mine[mine["front"]].sort_values("aggregate_tps")
+            figure = pareto_chart(
+                list(groups.values()),
+                {
+                    "x": [round(v, 3) for v in front["aggregate_tps"]],
+                    "y": [round(v, 3) for v in front["per_user_tps"]],
+                },
+                self.catalog,
+            )
+            charts.append(
+                (
+                    spec.id,
+                    f"{report.slug}-pareto-{spec.id}",
+                    Markup(script_json(figure)),
+                    mine.to_dict("records"),
+                )
+            )
+        return self._render("pareto_chart.html", charts=charts, labels=report.condition_labels)
+
+    def telemetry_table(self) -> Markup:
+        """Per condition and device, beside the generation rate: GPU utilization, memory
+        bandwidth, power, clock, temperature and memory (NVML), or the engine process's CPU
+        time on CPU runs; energy (or CPU time) per generated token, labelled derived."""
+        report = self._require_report()
+        rates = (
+            report.summary.groupby("condition_id", sort=False)[
+                ["gen_tps_median", "energy_per_token_j_median", "cpu_s_per_token_median"]
+            ]
+            .median()
+            .to_dict("index")
+            if len(report.summary)
+            else {}
+        )
+        return self._render(
+            "telemetry_table.html",
+            report=report,
+            rows=report.telemetry.to_dict("records"),
+            rates=rates,
+            labels=report.condition_labels,
         )
 
     def speed_table(self) -> Markup:

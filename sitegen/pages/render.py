@@ -26,6 +26,7 @@ from sitegen.validation.page_facts import read_page
 REPORT_PAGES: dict[str, Callable[[Report], bool]] = {
     "index": lambda report: True,
     "speed": lambda report: bool(report.plan.inputs),
+    "sweep": lambda report: bool(report.plan.inputs) and report.sweep is not None,
     "quality": lambda report: report.quality is not None,
     "examples": lambda report: True,
     "method": lambda report: True,

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from sitegen.plan.models import (
     ConditionSpec,
+    DispersionSpec,
     DocumentSpec,
     InputSpec,
     ModelSpec,
     Plan,
     QualitySpec,
+    SamplingOverride,
     SamplingSpec,
     SpeculativeSpec,
 )
@@ -110,5 +112,52 @@ DEMO_QUALITY_PLAN = Plan(
 )
 """The quality demo: an instruct model (gemma-3-270m is a base model), chat API."""
 
-DEMO_PLANS = (DEMO_PLAN, DEMO_QUALITY_PLAN)
+
+def _sweep_condition(draft_max: int | None, temperature: float, concurrency: int) -> ConditionSpec:
+    speculative = (
+        SpeculativeSpec(mode="ngram-simple", draft_max=draft_max, ngram_size=3)
+        if draft_max
+        else SpeculativeSpec()
+    )
+    name = f"ngram{draft_max}" if draft_max else "off"
+    return ConditionSpec(
+        id=f"{name}-t{temperature:g}-c{concurrency}",
+        speculative=speculative,
+        context_capacity=1024,
+        threads=2,
+        sampling=SamplingOverride(temperature=temperature),
+        concurrency=concurrency,
+    )
+
+
+DEMO_SWEEP_PLAN = Plan(
+    name="demo-sweep",
+    title={
+        "ja": "デモ：gemma-3-270m（CPU）でのn-gramドラフト長・温度・同時リクエスト数の掃引",
+        "en": "Demo: n-gram draft length, temperature and concurrency sweep, gemma-3-270m on CPU",
+    },
+    engine="llamacpp-embedded",
+    api="completion",
+    model=DEMO_PLAN.model,
+    # Draft length (off, ≤4, ≤8) × temperature (0, 0.7) one request at a time, then off and
+    # ≤8 at temperature 0 with 2 and 4 requests in flight (the Pareto chart's points).
+    conditions=[
+        _sweep_condition(draft_max, temperature, 1)
+        for temperature in (0.0, 0.7)
+        for draft_max in (None, 4, 8)
+    ]
+    + [
+        _sweep_condition(draft_max, 0.0, concurrency)
+        for concurrency in (2, 4)
+        for draft_max in (None, 8)
+    ],
+    inputs=[DEMO_PLAN.inputs[0]],
+    repetitions=3,
+    warmups=1,
+    order="sequential",
+    dispersion=DispersionSpec(outliers="iqr-1.5", bootstrap_resamples=2000),
+)
+"""The sweep demo: matched baselines, the ratio table and charts, and the Pareto chart."""
+
+DEMO_PLANS = (DEMO_PLAN, DEMO_QUALITY_PLAN, DEMO_SWEEP_PLAN)
 """What ``sitegen measure`` runs with no arguments."""
