@@ -12,10 +12,13 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from sitegen.engine.registry import ENGINES, location_options
 from sitegen.models import StrictModel
+from sitegen.statistics.dispersion import median_ratio_interval
+from sitegen.statistics.health import HealthFinding
 from sitegen.statistics.report import Report
 from sitegen.statistics.trials import enters_statistics
 from sitegen.text import Bilingual
@@ -77,7 +80,13 @@ class CrossRow:
     """Fields whose values differ between the campaigns (display order)."""
     factor_only: bool
     ratios: list[float | None]
-    """Each cell's median ÷ the first cell's, only when ``factor_only``."""
+    """Each cell's median ÷ the first cell's, only when ``factor_only`` and the condition's
+    speculation ran as declared in every campaign."""
+    intervals: list[tuple[float, float] | None]
+    """Bootstrap interval of each ratio (the campaign's plan's ``dispersion``)."""
+    health: list[tuple[str, tuple[HealthFinding, ...]]]
+    """Campaigns (slug) in which this condition's speculation did not run as declared,
+    with what was observed: then no ratio is shown (C-SPECHEALTH)."""
 
 
 def campaign_setup(report: Report, condition_id: str, input_id: str) -> dict[str, str]:
@@ -165,13 +174,39 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
             name for name in COMPARED_FIELDS if len({cell.setup[name] for cell in cells}) > 1
         )
         factor_only = spec.factor is not None and differing == (spec.factor,)
+        by_slug = {report.slug: report for report in reports}
+        health = [
+            (cell.slug, found)
+            for cell in cells
+            if (found := by_slug[cell.slug].health.get(condition_id))
+        ]
         base = cells[0].median
+        shown = factor_only and not health
         ratios = [
-            cell.median / base if factor_only and base and cell.median is not None else None
+            cell.median / base if shown and base and cell.median is not None else None
             for cell in cells
         ]
-        rows.append(CrossRow(condition_id, input_id, cells, differing, factor_only, ratios))
+        rates = [
+            _rates(by_slug[cell.slug], condition_id, input_id) if shown else None for cell in cells
+        ]
+        intervals = [
+            median_ratio_interval(rate, rates[0], by_slug[cell.slug].plan.dispersion)
+            if shown and index
+            else None
+            for index, (cell, rate) in enumerate(zip(cells, rates, strict=True))
+        ]
+        rows.append(
+            CrossRow(
+                condition_id, input_id, cells, differing, factor_only, ratios, intervals, health
+            )
+        )
     return rows
+
+
+def _rates(report: Report, condition_id: str, input_id: str) -> np.ndarray:
+    trials = report.usable_speed_trials
+    mine = trials[(trials["condition_id"] == condition_id) & (trials["input_id"] == input_id)]
+    return mine["gen_tps"].astype(float).to_numpy()
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from sitegen.records.campaign import Campaign
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256
 from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleView, example_views
-from sitegen.statistics.health import speculation_health
+from sitegen.statistics.health import HealthFinding, speculation_health
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.speed import (
@@ -138,6 +138,9 @@ class Report:
     """Paired quality results (``None`` when the plan has no quality evaluation)."""
     memory: pd.DataFrame
     """Peak memory per condition and device over the speed trials."""
+    health: dict[str, tuple[HealthFinding, ...]]
+    """Per speculative condition: how its speculation fell outside the plan's bounds
+    (empty: it ran as declared), C-SPECHEALTH."""
 
     @property
     def plan(self) -> Plan:
@@ -417,6 +420,7 @@ def make_report(campaign: Campaign) -> Report:
     )
     summary = speed_summary(frame[speed])
     memory = memory_summary(campaign.records, speed_ids)
+    health = speculation_health(plan, summary, memory)
     return Report(
         campaign=campaign,
         trials=frame,
@@ -426,7 +430,7 @@ def make_report(campaign: Campaign) -> Report:
             summary,
             observed_setups(campaign.records),
             usable_speed,
-            speculation_health(plan, summary, memory),
+            health,
         ),
         excluded=excluded_counts(
             frame, [t.trial_id for t in expand_trials(plan) if t.role == "measured"]
@@ -437,4 +441,5 @@ def make_report(campaign: Campaign) -> Report:
         if plan.quality
         else None,
         memory=memory,
+        health=health,
     )
