@@ -197,6 +197,7 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
         ("trials", report.trials),
         ("speed_summary", report.summary),
         ("memory", report.memory_trials),
+        ("telemetry", report.telemetry_trials),
         ("system", report.system_table),
         *quality_tables(report),
     ):
