@@ -16,6 +16,7 @@ _TESTS = Path(__file__).parent
 SLOW_MODULES = (
     "browser",  # real headless Chromium
     "test_end_to_end.py",  # sitegen measure with the real embedded engine
+    "test_sweep_real.py",  # a draft-length and concurrency sweep on the real engine
     "test_resume_kill.py",  # SIGKILLed measure processes
     "pages/test_determinism.py",  # two builds in subprocesses
 )
