@@ -9,6 +9,11 @@ through ``sitegen.measure.run_campaign`` like any campaign:
   model, so nearly every draft token should be accepted;
 * a 2-layer HunYuan-V3 with one MTP layer, off and ``draft-mtp`` (2 tokens): random MTP
   weights are rarely accepted; the point is that the MTP path loads and reports counts.
+* a 2×2 sweep on the Llama: speculation off / ``draft`` (4 tokens) × temperature 0 / 0.7,
+  with NVML telemetry sampled every 100 ms (SM and memory-bandwidth utilization, power,
+  clock, temperature, energy); it prints each speculative level's ratio to its matched
+  baseline with the bootstrap interval, the speculation-health findings, and the
+  telemetry per condition.
 
 It prints each record's key metrics and the NVML device facts, and writes
 ``summary.json`` to ``$OUT`` (or a temp folder).
@@ -44,14 +49,19 @@ sys.path.insert(0, str(ROOT))
 
 from sitegen.engine.nvml import nvml_devices  # noqa: E402
 from sitegen.measure import run_campaign  # noqa: E402
+from sitegen.plan.io import campaign_id  # noqa: E402
 from sitegen.plan.models import (  # noqa: E402
     ConditionSpec,
     InputSpec,
     ModelSpec,
     Plan,
+    SamplingOverride,
     SpeculativeSpec,
+    TelemetrySpec,
 )
+from sitegen.records.campaign import CAMPAIGNS_DIR, read_campaign  # noqa: E402
 from sitegen.records.models import TrialRecord  # noqa: E402
+from sitegen.statistics.report import make_report  # noqa: E402
 
 OUT = Path(os.environ.get("OUT") or Path(tempfile.gettempdir()) / "exl3_check_out")
 WORK = Path(tempfile.gettempdir()) / "exl3_check_work"
@@ -284,6 +294,7 @@ def measure(plan: Plan, data_dir: Path) -> None:
             "draft_proposed": metrics and metrics.draft_proposed,
             "draft_accepted": metrics and metrics.draft_accepted,
             "peak_mib": {m.device: m.peak_mib for m in record.peak_memory},
+            "telemetry": [t.model_dump(exclude_none=True) for t in record.telemetry],
         }
         rows.append(row)
         print(json.dumps(row, default=str), flush=True)
@@ -293,6 +304,54 @@ def measure(plan: Plan, data_dir: Path) -> None:
         "flags": {record.condition_id: record.provenance.flags for record in records},
         "engine": records[0].provenance.engine.model_dump(),
         "records": rows,
+    }
+    save()
+
+
+def sweep_check(model_dir: Path, tokens: int, data_dir: Path) -> None:
+    """The 2×2 sweep, measured like any campaign, then its statistics as the pages show them."""
+    conditions = [
+        ConditionSpec(
+            id=f"{name}-t{temperature:g}",
+            speculative=speculative,
+            context_capacity=CONTEXT,
+            sampling=SamplingOverride(temperature=temperature),
+        )
+        for name, speculative in (
+            ("off", SpeculativeSpec()),
+            ("draft4", SpeculativeSpec(mode="draft", draft_max=4, draft_model=str(model_dir))),
+        )
+        for temperature in (0.0, 0.7)
+    ]
+    plan = make_plan("sweep-2x2", model_dir, conditions, tokens).model_copy(
+        update={"telemetry": TelemetrySpec(interval_s=0.1), "repetitions": 4}
+    )
+    measure(plan, data_dir)
+    issues: list = []
+    campaign = read_campaign(data_dir / CAMPAIGNS_DIR / campaign_id(plan), issues)
+    report = make_report(campaign)
+    cells = [
+        {
+            "treatment": c.treatment,
+            "baseline": c.baseline,
+            "input": c.input_id,
+            "ratio": c.ratio,
+            "interval": c.ratio_interval,
+            "health": [f.kind for f in c.health],
+            "differing": c.differing_fields,
+        }
+        for c in report.comparisons
+    ]
+    telemetry = report.telemetry.to_dict("records")
+    for row in cells + telemetry:
+        print(json.dumps(row, default=str), flush=True)
+    summary["sweep"] = {
+        "issues": [str(i) for i in issues],
+        "comparisons": cells,
+        "telemetry": telemetry,
+        "energy_per_token_j": report.summary[
+            ["condition_id", "input_id", "energy_per_token_j_median"]
+        ].to_dict("records"),
     }
     save()
 
@@ -372,6 +431,11 @@ def main() -> None:
         measure(make_plan("hyv3-mtp-tiny", hyv3, conditions, args.tokens), data_dir)
     else:
         log("budget spent: MTP campaign skipped")
+
+    if time.monotonic() - T0 < args.budget:
+        sweep_check(llama, args.tokens, data_dir)
+    else:
+        log("budget spent: sweep skipped")
 
     summary["total_s"] = round(time.monotonic() - T0, 1)
     save()
