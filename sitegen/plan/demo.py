@@ -151,7 +151,11 @@ DEMO_SWEEP_PLAN = Plan(
         for concurrency in (2, 4)
         for draft_max in (None, 8)
     ],
-    inputs=[DEMO_PLAN.inputs[0]],
+    inputs=[
+        DEMO_PLAN.inputs[0].model_copy(
+            update={"id": "repeat-list-short", "target_prompt_tokens": 96, "max_output_tokens": 32}
+        )
+    ],
     repetitions=3,
     warmups=1,
     order="sequential",
