@@ -32,6 +32,7 @@ from sitegen.plan.models import (
     InputSpec,
     Plan,
     QualitySpec,
+    SamplingOverride,
     SpeculativeSpec,
 )
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
@@ -71,6 +72,47 @@ HOSTILE_TEXTS: dict[str, str] = {
 
 HOSTILE_INPUT_TEXT = "\n".join(HOSTILE_TEXTS.values())
 """The plan's input text (prompts are untrusted too)."""
+
+
+def sweep_condition(
+    cid: str, spec: SpeculativeSpec, temperature: float = 0.0, users: int = 1
+) -> ConditionSpec:
+    """A fake-engine condition of a sweep: speculation, temperature and concurrency."""
+    return ConditionSpec(
+        id=cid,
+        speculative=spec,
+        context_capacity=512,
+        sampling=SamplingOverride(temperature=temperature),
+        concurrency=users,
+    )
+
+
+def sweep_plan(concurrency: bool = False, **overrides) -> Plan:
+    """Draft length 2/4 × temperature 0/0.7 with matched baselines on the fake engine;
+    ``concurrency`` adds off and ≤4 at temperature 0 with 2 and 4 users."""
+    off = SpeculativeSpec()
+    levels = [
+        ("off", off),
+        ("ng2", SpeculativeSpec(mode="ngram-simple", draft_max=2)),
+        ("ng4", SpeculativeSpec(mode="ngram-simple", draft_max=4)),
+    ]
+    conditions = [
+        sweep_condition(f"{name}-t{t:g}", spec, t) for t in (0.0, 0.7) for name, spec in levels
+    ]
+    if concurrency:
+        conditions += [
+            sweep_condition(f"{name}-t0-c{users}", spec, 0.0, users)
+            for users in (2, 4)
+            for name, spec in (levels[0], levels[2])
+        ]
+    fields = dict(
+        name="sweep",
+        title={"ja": "掃引の単体テスト", "en": "Sweep unit test"},
+        conditions=conditions,
+        inputs=[InputSpec(id="q", text="question", max_output_tokens=12)],
+        repetitions=4,
+    )
+    return make_plan(**(fields | overrides))
 
 
 def hostile_plan() -> Plan:

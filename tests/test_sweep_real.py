@@ -76,9 +76,9 @@ def test_draft_length_and_concurrency_sweep_with_the_real_engine(tmp_path):
         for users in (1, 2, 4):
             treatment = f"{level}-c{users}"
             assert f'data-treatment="{treatment}"' in page
-    assert page.count('data-claim="sweep-ratio"') + page.count(
-        'data-claim="speculation-health"'
-    ) == 6
+    assert (
+        page.count('data-claim="sweep-ratio"') + page.count('data-claim="speculation-health"') == 6
+    )
     assert 'data-claim="pareto-chart"' in page and 'data-claim="sweep-chart"' in page
     speed = (report / "speed" / "index.html").read_text()
     assert "CPU time per generated token" in speed

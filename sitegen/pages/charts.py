@@ -83,7 +83,7 @@ def _layout(figure: go.Figure, x_title: str, y_title: str, catalog: Catalog, **x
         template="none",
         height=460,
         margin={"l": 60, "r": 20, "t": 20, "b": 60},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.18},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.25},
         xaxis={"title": {"text": x_title}, **xaxis},
         yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
         font={"family": "system-ui, 'Noto Sans CJK JP', sans-serif"},

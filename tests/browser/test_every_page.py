@@ -19,7 +19,7 @@ from harness import serve_directory
 from sitegen.build import build_site
 from sitegen.pages.i18n import load_catalogs
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, hostile_plan, publishable_campaign
+from tests.sitefixtures import PROJECT, hostile_plan, publishable_campaign, sweep_plan
 
 pytestmark = pytest.mark.slow
 
@@ -66,8 +66,9 @@ class Served:
 
     @property
     def report(self) -> str:
-        """``reports/<slug>/``."""
-        speed = next(p for p in self.pages if p.endswith("/speed/"))
+        """``reports/<slug>/`` of the campaign published in both versions (not the sweep's,
+        which v2 adds)."""
+        speed = next(p for p in self.pages if p.endswith("/speed/") and "/sweep-" not in p)
         return "reports/" + speed.split("/reports/")[1].removesuffix("speed/")
 
 
@@ -87,6 +88,7 @@ def _build(root: Path, project: Path = PROJECT) -> Path:
     plan = make_plan(inputs=base.inputs, conditions=base.conditions, title=LONG_TITLE)
     publishable_campaign(root / "early", plan=plan)  # v1: the same report, plain answers
     publishable_campaign(root / "data", plan=plan, hostile=True)
+    publishable_campaign(root / "data", plan=sweep_plan(concurrency=True))
     build_site(root / "early", root / "site", project, version="v1")
     build_site(root / "data", root / "site", project, version="v2")
     return root / "site"
@@ -190,6 +192,8 @@ def _check(results, width: int, where: str = "") -> list[str]:
                 out.append(f"{label}: overflows with no visible scroll hint")
             heads = region["heads"]
             key_columns = [condition, input_] if input_ in heads else [condition]
+            if region["id"].startswith("sg-sweep-table"):  # rows are speculative levels
+                key_columns = [catalogs[lang].t("sweep.level")]
             if heads[: len(key_columns)] != key_columns:
                 out.append(f"{label}: starts with {heads[:2]}, not {key_columns}")
     return out
@@ -250,4 +254,30 @@ def test_with_site_url_the_pages_and_selectors_are_clean(browser, site_with_url)
         page.click('.md-version__link:has-text("v1")')
         page.wait_for_url(speed.replace("/v2/", "/v1/"))
         _ready(page, pending)
+        page.report.assert_clean()
+
+
+def test_sweep_and_pareto_charts_draw_every_trial(browser, site, screenshot_dir):
+    sweep = next(p for p in site.pages if p.endswith("/sweep/") and "/en/" in p)
+    with browser.new_page(viewport=(1280, 900)) as page:
+        pending = _in_flight(page)
+        page.goto(site.base_url + sweep)
+        _ready(page, pending)
+        charts = page.raw.eval_on_selector_all(
+            "figure.sg-chart",
+            """figures => figures.map(f => ({claim: f.dataset.claim,
+                points: f.querySelectorAll('.scatterlayer .point').length}))""",
+        )
+        claims = [c["claim"] for c in charts]
+        assert claims == ["sweep-chart"] * 3 + ["pareto-chart"], claims
+        # Every trial is a point: 6 conditions × 4 trials + the medians' line markers.
+        assert charts[0]["points"] >= 6 * 4, charts
+        page.raw.locator('figure[data-claim="sweep-chart"]').first.screenshot(
+            path=str(screenshot_dir / "sweep-chart.png")
+        )
+        page.raw.locator('figure[data-claim="pareto-chart"]').screenshot(
+            path=str(screenshot_dir / "pareto-chart.png")
+        )
+        table = page.raw.locator('[aria-labelledby^="sg-sweep-table"]')
+        assert table.locator('[data-claim="sweep-ratio"]').count() == 6  # 2 levels × 3 series
         page.report.assert_clean()

@@ -13,10 +13,7 @@ from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import canonical_plan_json
 from sitegen.plan.models import (
-    ConditionSpec,
     DispersionSpec,
-    InputSpec,
-    SamplingOverride,
     SpeculationHealthSpec,
     SpeculativeSpec,
 )
@@ -25,38 +22,20 @@ from sitegen.statistics.dispersion import median_ratio_interval, outlier_labels
 from sitegen.statistics.report import make_report
 from sitegen.statistics.sweep import pareto_front, varying_factors
 from tests.conftest import make_plan
-from tests.sitefixtures import publishable_campaign, read_records, write_records
+from tests.sitefixtures import (
+    publishable_campaign,
+    read_records,
+    sweep_condition,
+    sweep_plan,
+    write_records,
+)
 
 OFF = SpeculativeSpec()
+_condition = sweep_condition
 
 
 def _ngram(draft_max: int) -> SpeculativeSpec:
     return SpeculativeSpec(mode="ngram-simple", draft_max=draft_max)
-
-
-def _condition(cid: str, spec: SpeculativeSpec, temperature: float = 0.0, users: int = 1):
-    return ConditionSpec(
-        id=cid,
-        speculative=spec,
-        context_capacity=512,
-        sampling=SamplingOverride(temperature=temperature),
-        concurrency=users,
-    )
-
-
-def sweep_plan(**overrides):
-    """Draft length 2/4 × temperature 0/0.7 with matched baselines, on the fake engine."""
-    conditions = [
-        _condition(f"{name}-t{t:g}", spec, t)
-        for t in (0.0, 0.7)
-        for name, spec in (("off", OFF), ("ng2", _ngram(2)), ("ng4", _ngram(4)))
-    ]
-    fields = dict(
-        conditions=conditions,
-        inputs=[InputSpec(id="q", text="question", max_output_tokens=12)],
-        repetitions=4,
-    )
-    return make_plan(**(fields | overrides))
 
 
 def _report(data_dir):
