@@ -628,7 +628,14 @@ class _LeanRecords:
         """``record`` with its per-instance sets of set fields replaced by shared ones:
         pydantic keeps one set per model instance (2 KB for a record), and these never
         change."""
-        for model in (record, record.metrics, record.sampling, *record.peak_memory):
+        for model in (
+            record,
+            record.metrics,
+            record.sampling,
+            record.round,
+            *record.peak_memory,
+            *record.telemetry,
+        ):
             if model is not None:
                 fields = frozenset(model.__pydantic_fields_set__)
                 # A set, as pydantic expects; copies (model_copy) copy it before changing it.
