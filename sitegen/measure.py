@@ -41,6 +41,7 @@ from sitegen.records.models import (
     EngineInfo,
     HostInfo,
     ModelInfo,
+    NodeInfo,
     Provenance,
     Sampling,
     TrialMetrics,
@@ -102,8 +103,13 @@ def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -
 
 
 def _run(
-    plan: Plan, store: CampaignStore, engine_class: type[Engine], progress: Progress | None
+    plan: Plan,
+    store: CampaignStore,
+    engine_class: type[Engine],
+    progress: Progress | None,
+    node: NodeInfo | None = None,
 ) -> CampaignResult:
+    """``node``: the Ray node of a fleet run, recorded in every record's provenance."""
     latest = store.latest_attempts()
     planned = expand_trials(plan)
     pending = [t for t in planned if _needs_attempt(latest.get(t.trial_id))]
@@ -115,7 +121,7 @@ def _run(
     stopped: list[StoppedCondition] = []
     stopped_ids: set[str] = set()
     with native_output_to(store.engine_log_path):
-        runner = _Runner(plan, store, engine_class)
+        runner = _Runner(plan, store, engine_class, node)
         try:
             for position, trial in enumerate(queue):
                 if trial.condition_id in stopped_ids:
@@ -230,8 +236,15 @@ def _conditions_after(pending: list[TrialSpec], index: int) -> set[str]:
 
 
 class _Runner:
-    def __init__(self, plan: Plan, store: CampaignStore, engine_class: type[Engine]) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        store: CampaignStore,
+        engine_class: type[Engine],
+        node: NodeInfo | None = None,
+    ) -> None:
         self.plan = plan
+        self.node = node
         self.store = store
         self.engine_class = engine_class
         self.engines: dict[str, Engine] = {}
@@ -401,6 +414,7 @@ class _Runner:
             env=self.env,
             template_kwargs=self.plan.template_kwargs,
             sitegen_version=__version__,
+            node=self.node,
         )
 
 

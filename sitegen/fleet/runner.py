@@ -1,0 +1,371 @@
+"""Running a fleet: each campaign as one Ray actor on a node that has its resources.
+
+The driver (``sitegen measure --fleet``) owns every campaign's ``CampaignStore`` on its
+own ``data/``. Each actor runs the ordinary campaign runner (``measure._run``) against a
+``_NodeSink`` that stands in for the store: it starts from the driver's latest attempts,
+so done trials are skipped, and every record the runner appends is streamed back (a Ray
+streaming generator) with the engine log written since the last one; the driver appends
+both through the store (lock, fsync, manifest). A node lost mid-campaign ends that
+campaign's stream: what arrived is intact and signed, and the next run resumes the rest
+on any matching node.
+
+Ray is optional (``pip install 'sitegen[fleet]'``) and imported only here, lazily.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import sitegen
+from sitegen.engine.registry import get_engine_class
+from sitegen.errors import ConfigError, MissingDependency, StorageError
+from sitegen.fleet.io import Fleet, FleetEntry
+from sitegen.fleet.models import FleetResources
+from sitegen.measure import CampaignResult, _run
+from sitegen.plan.expand import expand_trials
+from sitegen.plan.models import Plan
+from sitegen.records.campaign import CAMPAIGNS_DIR, ENGINE_LOG, CampaignStore
+from sitegen.records.models import NodeInfo, TrialRecord
+
+FleetProgress = Callable[[FleetEntry, int, int, TrialRecord], None]
+"""Called on the driver after each appended record: campaign, index, total, record."""
+
+ACCELERATOR_PREFIX = "accelerator_type:"
+
+
+def import_ray() -> ModuleType:
+    """Ray, or the error that says how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependency(
+            "ray", "sitegen measure --fleet", "pip install 'sitegen[fleet]'"
+        ) from None
+    return ray
+
+
+@dataclass(frozen=True)
+class FleetOutcome:
+    """What one fleet run did for one campaign."""
+
+    entry: FleetEntry
+    directory: Path
+    """The campaign directory on the driver's ``data/``."""
+    appended: int
+    """Records appended by this run."""
+    incomplete: int
+    """Planned trials still without an ok record (failed, pending, or left by a lost node)."""
+    result: CampaignResult | None
+    """The campaign runner's summary; ``None`` when the campaign ended early."""
+    ended_early: str | None
+    """Why the campaign stopped before its runner finished (node lost, error on the node)."""
+
+
+# --- resources ------------------------------------------------------------------------------
+
+
+def _requirements(resources: FleetResources) -> dict[str, float]:
+    """What a node must offer (totals), in Ray's resource names."""
+    needed = resources.ray_resources()
+    if resources.accelerator_type:
+        # Ray requests a sliver of this marker resource; any amount on the node matches.
+        needed[ACCELERATOR_PREFIX + resources.accelerator_type] = 0.0
+    return needed
+
+
+def _offers(total: dict[str, float], needed: dict[str, float]) -> bool:
+    return all(name in total and total[name] >= amount for name, amount in needed.items())
+
+
+def check_resources(fleet: Fleet, nodes: list[dict[str, Any]]) -> None:
+    """Refuse the fleet before anything runs if some campaign's resources are on no alive
+    node (``nodes`` as ``ray.nodes()`` lists them), naming the campaign and what is
+    missing."""
+    totals = [node["Resources"] for node in nodes if node.get("Alive")]
+    problems = []
+    for entry in fleet.entries:
+        needed = _requirements(entry.resources)
+        if any(_offers(total, needed) for total in totals):
+            continue
+        missing = [
+            f"{name} ≥ {amount:g}" if amount else name
+            for name, amount in needed.items()
+            if not any(_offers(total, {name: amount}) for total in totals)
+        ]
+        wanted = ", ".join(
+            f"{name}: {amount:g}" if amount else name for name, amount in needed.items()
+        )
+        why = f"no node has {', '.join(missing)}" if missing else "no single node has all of them"
+        problems.append(f"{entry.where}: campaign {entry.campaign_id} needs {{{wanted}}}; {why}")
+    if problems:
+        offered = "; ".join(_describe_node(total) for total in totals) or "no alive node"
+        raise ConfigError(
+            "the cluster cannot run the fleet (nothing was run):\n  "
+            + "\n  ".join(problems)
+            + f"\n  the nodes offer: {offered}"
+        )
+
+
+def _describe_node(total: dict[str, float]) -> str:
+    # Ray's bookkeeping resources (node:<ip>, memory …) say nothing about placement.
+    shown = {
+        name: amount
+        for name, amount in sorted(total.items())
+        if not name.startswith("node:") and name not in ("memory", "object_store_memory", "CPU")
+    }
+    return "{" + ", ".join(f"{name}: {amount:g}" for name, amount in shown.items()) + "}"
+
+
+# --- on the node ----------------------------------------------------------------------------
+
+
+class _NodeSink:
+    """The part of ``CampaignStore`` the campaign runner uses, on the node: it starts from
+    the driver's latest attempts and hands every record to ``send`` (with the engine log
+    written before it) instead of writing it."""
+
+    def __init__(
+        self,
+        latest: dict[str, TrialRecord],
+        campaign_id: str,
+        plan_sha256: str,
+        directory: Path,
+        send: Callable[[tuple[str, Any]], None],
+    ) -> None:
+        self._latest = latest
+        self.campaign_id = campaign_id
+        self.plan_sha256 = plan_sha256
+        self.directory = directory
+        self.engine_log_path = directory / ENGINE_LOG
+        self.engine_log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.engine_log_path.touch()
+        self._send = send
+        self._log_sent = 0
+
+    def latest_attempts(self) -> dict[str, TrialRecord]:
+        return self._latest
+
+    def append(self, record: TrialRecord) -> None:
+        self.send_log()  # the log first: the driver signs it with the record
+        self._send(("record", record.model_dump_json()))
+
+    def send_log(self) -> None:
+        with self.engine_log_path.open("rb") as log:
+            log.seek(self._log_sent)
+            data = log.read()
+        if data:
+            self._log_sent += len(data)
+            self._send(("log", data))
+
+
+class CampaignWorker:
+    """One campaign on one node (a Ray actor: ``ray.remote(CampaignWorker)``)."""
+
+    def measure(
+        self, plan: Plan, latest: dict[str, TrialRecord], resources: dict[str, float]
+    ) -> Iterator[tuple[str, Any]]:
+        """Run the campaign's pending trials, yielding ``("log", bytes)``,
+        ``("record", json)``, ``("progress", (index, total))`` and finally
+        ``("result", CampaignResult)``."""
+        import ray
+
+        from sitegen.plan.io import campaign_id, plan_sha256
+
+        node = _this_node(ray, resources)
+        items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        scratch = Path(tempfile.mkdtemp(prefix="sitegen-fleet-"))
+        sink = _NodeSink(latest, campaign_id(plan), plan_sha256(plan), scratch, items.put)
+
+        def work() -> None:
+            # The runner appends from this thread while the generator yields what it sent.
+            try:
+                result = _run(
+                    plan,
+                    sink,
+                    get_engine_class(plan.engine),
+                    lambda index, total, _record: items.put(("progress", (index, total))),
+                    node,
+                )
+                sink.send_log()
+                items.put(("result", result))
+            except BaseException as exc:  # handed to the driver as the task's error
+                items.put(("error", exc))
+
+        thread = threading.Thread(target=work, name="campaign", daemon=True)
+        thread.start()
+        try:
+            while True:
+                kind, value = items.get()
+                if kind == "error":
+                    raise value
+                yield kind, value
+                if kind == "result":
+                    return
+        finally:
+            thread.join()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _this_node(ray: ModuleType, resources: dict[str, float]) -> NodeInfo:
+    node_id = ray.get_runtime_context().get_node_id()
+    total = next((n["Resources"] for n in ray.nodes() if n["NodeID"] == node_id), {})
+    accelerator = next(
+        (
+            name.removeprefix(ACCELERATOR_PREFIX)
+            for name in total
+            if name.startswith(ACCELERATOR_PREFIX)
+        ),
+        None,
+    )
+    return NodeInfo(
+        ray_node_id=node_id,
+        hostname=socket.gethostname(),
+        accelerator_type=accelerator,
+        resources=resources,
+    )
+
+
+# --- on the driver --------------------------------------------------------------------------
+
+
+@dataclass
+class _Campaign:
+    """The driver's state of one running campaign."""
+
+    entry: FleetEntry
+    store: CampaignStore
+    latest: dict[str, TrialRecord]
+    actor: Any
+    appended: int = 0
+    last_record: TrialRecord | None = None
+    """The record the next progress item is about (the runner reports after appending)."""
+    result: CampaignResult | None = None
+    ended_early: str | None = None
+
+    def incomplete(self) -> int:
+        return sum(
+            self.latest.get(t.trial_id) is None or self.latest[t.trial_id].status != "ok"
+            for t in expand_trials(self.entry.plan)
+        )
+
+
+def run_fleet(
+    fleet: Fleet,
+    data_dir: Path,
+    address: str | None = None,
+    progress: FleetProgress | None = None,
+) -> list[FleetOutcome]:
+    """Run every campaign of ``fleet`` on the Ray cluster at ``address`` (``None``: a local
+    Ray instance on this machine; ``auto``: the cluster this machine belongs to), each as
+    one actor holding its resources, and append every record to ``data_dir`` here.
+
+    Refused before anything runs when a campaign's resources are on no node
+    (``ConfigError``). A campaign whose node is lost, or that fails on its node, ends
+    early and the others go on; its outcome says why."""
+    ray = import_ray()
+    # The driver's sitegen goes to every node, so all campaigns run the same code.
+    ray.init(
+        address=address,
+        runtime_env={"py_modules": [str(Path(sitegen.__file__).parent)]},
+        log_to_driver=False,
+    )
+    try:
+        check_resources(fleet, ray.nodes())
+        return _drive(ray, fleet, data_dir, progress)
+    finally:
+        ray.shutdown()
+
+
+def _drive(
+    ray: ModuleType, fleet: Fleet, data_dir: Path, progress: FleetProgress | None
+) -> list[FleetOutcome]:
+    worker_class = ray.remote(CampaignWorker)
+    campaigns: list[_Campaign] = []
+    with ExitStack() as stack:
+        streams: dict[Any, _Campaign] = {}
+        try:
+            for entry in fleet.entries:
+                store = stack.enter_context(
+                    CampaignStore.open(data_dir / CAMPAIGNS_DIR, entry.plan)
+                )
+                resources = entry.resources
+                actor = worker_class.options(
+                    num_gpus=resources.accelerator_count or 0,
+                    accelerator_type=resources.accelerator_type,
+                    resources=resources.custom,
+                    max_restarts=0,  # a lost node ends the campaign; the next run resumes
+                ).remote()
+                campaign = _Campaign(entry, store, store.latest_attempts(), actor)
+                campaigns.append(campaign)
+                stream = actor.measure.options(num_returns="streaming").remote(
+                    entry.plan, campaign.latest, resources.ray_resources()
+                )
+                streams[stream] = campaign
+            while streams:
+                (stream,), _ = ray.wait(list(streams), num_returns=1)
+                campaign = streams[stream]
+                if not _take(ray, stream, campaign, progress):
+                    del streams[stream]
+                    # Free the node's accelerators for a campaign waiting for them.
+                    ray.kill(campaign.actor)
+        finally:
+            for campaign in campaigns:
+                ray.kill(campaign.actor)
+                campaign.store.sign()  # covers the engine log appended after the last record
+    return [
+        FleetOutcome(
+            c.entry, c.store.directory, c.appended, c.incomplete(), c.result, c.ended_early
+        )
+        for c in campaigns
+    ]
+
+
+def _take(
+    ray: ModuleType, stream: Any, campaign: _Campaign, progress: FleetProgress | None
+) -> bool:
+    """Handle the next item of a campaign's stream; ``False`` once the stream has ended."""
+    errors = ray.exceptions
+    try:
+        kind, value = ray.get(next(stream))
+    except StopIteration:
+        return False
+    except errors.RayTaskError as exc:
+        campaign.ended_early = f"failed on its node: {exc.cause}"
+        return False
+    except (errors.RayActorError, errors.NodeDiedError, errors.ObjectLostError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        campaign.ended_early = f"node lost ({first_line})"
+        return False
+    store = campaign.store
+    if kind == "log":
+        _append_log(store, value)
+    elif kind == "record":
+        record = TrialRecord.model_validate_json(value)
+        store.append(record)
+        campaign.appended += 1
+        campaign.latest[record.trial_id] = record
+        campaign.last_record = record
+    elif kind == "progress" and progress:
+        index, total = value
+        progress(campaign.entry, index, total, campaign.last_record)
+    elif kind == "result":
+        campaign.result = replace(value, directory=store.directory)
+    return True
+
+
+def _append_log(store: CampaignStore, data: bytes) -> None:
+    try:
+        with store.engine_log_path.open("ab") as log:
+            log.write(data)
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "append to", store.engine_log_path) from exc
