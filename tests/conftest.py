@@ -18,6 +18,7 @@ SLOW_MODULES = (
     "test_end_to_end.py",  # sitegen measure with the real embedded engine
     "test_resume_kill.py",  # SIGKILLed measure processes
     "pages/test_determinism.py",  # two builds in subprocesses
+    "fleet/test_fleet_cluster.py",  # a Ray cluster running real campaigns
 )
 SLOW_FIXTURES = frozenset({"server_url", "ngram_server_url", "browser"})
 """Fixtures that start a real llama.cpp server or Chromium."""
