@@ -290,14 +290,16 @@ def _drive(
     ray: ModuleType, fleet: Fleet, data_dir: Path, progress: FleetProgress | None
 ) -> list[FleetOutcome]:
     worker_class = ray.remote(CampaignWorker)
-    campaigns: list[_Campaign] = []
     with ExitStack() as stack:
+        # Every campaign is locked and checked against its manifest before any actor starts.
+        stores = [
+            stack.enter_context(CampaignStore.open(data_dir / CAMPAIGNS_DIR, entry.plan))
+            for entry in fleet.entries
+        ]
+        campaigns: list[_Campaign] = []
         streams: dict[Any, _Campaign] = {}
         try:
-            for entry in fleet.entries:
-                store = stack.enter_context(
-                    CampaignStore.open(data_dir / CAMPAIGNS_DIR, entry.plan)
-                )
+            for entry, store in zip(fleet.entries, stores, strict=True):
                 resources = entry.resources
                 actor = worker_class.options(
                     num_gpus=resources.accelerator_count or 0,
@@ -321,7 +323,8 @@ def _drive(
         finally:
             for campaign in campaigns:
                 ray.kill(campaign.actor)
-                campaign.store.sign()  # covers the engine log appended after the last record
+            for store in stores:
+                store.sign()  # covers the engine log appended after the last record
     return [
         FleetOutcome(
             c.entry, c.store.directory, c.appended, c.incomplete(), c.result, c.ended_early

@@ -42,6 +42,15 @@ def _fleet(*resources: dict, plans: tuple[str, ...] = ("a", "b")) -> dict:
     }
 
 
+PLANS = Path(__file__).resolve().parents[2] / "plans"
+
+
+@pytest.mark.parametrize("path", sorted(PLANS.glob("fleet-*.yaml")), ids=lambda p: p.name)
+def test_every_example_fleet_loads_with_its_plans(path):
+    fleet = load_fleet(path)
+    assert all(entry.plan_path.parent == PLANS for entry in fleet.entries)
+
+
 def test_a_fleet_loads_each_campaign_plan_relative_to_the_fleet_file(tmp_path):
     path = _write(
         tmp_path,
