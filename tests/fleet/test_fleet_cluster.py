@@ -154,6 +154,8 @@ def test_a_lost_node_leaves_its_records_and_the_next_run_resumes(cluster, tmp_pa
     before = _records(lost.directory)
     assert all(r["status"] == "ok" for r in before)
 
+    print(f"node lost after {lost.appended} of 7 records ({lost.ended_early})")
+
     replacement = _add_node(cluster, "gpu_h100x2")
     (resumed,) = [
         o for o in run_fleet(fleet, data, address=cluster.address) if o.entry.plan.name == "h100"

@@ -193,3 +193,19 @@ def test_the_system_table_shows_the_node_of_fleet_records_only(tmp_path):
     rows = {row.field: row.values for row in system_table(fleet, plan)[0].rows}
     assert rows["ray_node"][0].value == f"gpu-host-1 (Ray node {'ab' * 6})"
     assert rows["accelerator_type"][0].value == "B200"
+
+
+def test_a_campaign_that_ended_early_makes_measure_exit_3(tmp_path, monkeypatch, capsys):
+    from sitegen.fleet import runner
+
+    path = _write(tmp_path, _fleet({"custom": {"x": 1}}, plans=("a",)), plans=("a",))
+    entry = load_fleet(path).entries[0]
+
+    def lost_node(fleet, data_dir, address, progress):
+        return [runner.FleetOutcome(entry, tmp_path / "a", 2, 12, None, "node lost (gone)")]
+
+    monkeypatch.setattr(runner, "run_fleet", lost_node)
+    assert main(["measure", "--fleet", str(path), "--data", str(tmp_path / "data")]) == 3
+    captured = capsys.readouterr()
+    assert "2 record(s) appended, then it ended early: node lost (gone)" in captured.out
+    assert "12 planned trial(s) of a have no ok record" in captured.err
