@@ -3,11 +3,12 @@
 The driver (``sitegen measure --fleet``) owns every campaign's ``CampaignStore`` on its
 own ``data/``. Each actor runs the ordinary campaign runner (``measure._run``) against a
 ``_NodeSink`` that stands in for the store: it starts from the driver's latest attempts,
-so done trials are skipped, and every record the runner appends is streamed back (a Ray
-streaming generator) with the engine log written since the last one; the driver appends
-both through the store (lock, fsync, manifest). A node lost mid-campaign ends that
-campaign's stream: what arrived is intact and signed, and the next run resumes the rest
-on any matching node.
+so done trials are skipped, and every record the runner appends is handed back with the
+engine log written before it; the driver appends both through the store (lock, fsync,
+manifest) as they come. The driver keeps one ``take`` call pending per actor rather than
+using a Ray streaming generator, which Ray Client (``ray://``) does not support. A node
+lost mid-campaign ends that campaign only: what arrived is intact and signed, and the
+next run resumes the rest on any matching node.
 
 Ray is optional (``pip install 'sitegen[fleet]'``) and imported only here, lazily.
 """
@@ -19,7 +20,7 @@ import shutil
 import socket
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -169,51 +170,69 @@ class _NodeSink:
 
 
 class CampaignWorker:
-    """One campaign on one node (a Ray actor: ``ray.remote(CampaignWorker)``)."""
+    """One campaign on one node (a Ray actor: ``ray.remote(CampaignWorker)``). Creating it
+    starts the campaign's pending trials in a thread; ``take`` hands the driver what the
+    runner sent since the last call."""
 
-    def measure(
+    def __init__(
         self, plan: Plan, latest: dict[str, TrialRecord], resources: dict[str, float]
-    ) -> Iterator[tuple[str, Any]]:
-        """Run the campaign's pending trials, yielding ``("log", bytes)``,
-        ``("record", json)``, ``("progress", (index, total))`` and finally
-        ``("result", CampaignResult)``."""
+    ) -> None:
+        self._items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._held: tuple[str, Any] | None = None
+        # Nothing here may fail: an error raised while creating an actor reads like a lost
+        # node on the driver, so every error is sent as an item instead.
+        threading.Thread(
+            target=self._measure, args=(plan, latest, resources), name="campaign", daemon=True
+        ).start()
+
+    def _measure(
+        self, plan: Plan, latest: dict[str, TrialRecord], resources: dict[str, float]
+    ) -> None:
         import ray
 
         from sitegen.plan.io import campaign_id, plan_sha256
 
-        node = _this_node(ray, resources)
-        items: queue.Queue[tuple[str, Any]] = queue.Queue()
-        scratch = Path(tempfile.mkdtemp(prefix="sitegen-fleet-"))
-        sink = _NodeSink(latest, campaign_id(plan), plan_sha256(plan), scratch, items.put)
-
-        def work() -> None:
-            # The runner appends from this thread while the generator yields what it sent.
+        try:
+            scratch = Path(tempfile.mkdtemp(prefix="sitegen-fleet-"))
             try:
+                sink = _NodeSink(
+                    latest, campaign_id(plan), plan_sha256(plan), scratch, self._items.put
+                )
                 result = _run(
                     plan,
                     sink,
                     get_engine_class(plan.engine),
-                    lambda index, total, _record: items.put(("progress", (index, total))),
-                    node,
+                    lambda index, total, _record: self._items.put(("progress", (index, total))),
+                    _this_node(ray, resources),
                 )
                 sink.send_log()
-                items.put(("result", result))
-            except BaseException as exc:  # handed to the driver as the task's error
-                items.put(("error", exc))
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            self._items.put(("result", result))
+        except BaseException as exc:  # handed to the driver as the error of ``take``
+            self._items.put(("error", exc))
 
-        thread = threading.Thread(target=work, name="campaign", daemon=True)
-        thread.start()
-        try:
-            while True:
-                kind, value = items.get()
-                if kind == "error":
-                    raise value
-                yield kind, value
-                if kind == "result":
-                    return
-        finally:
-            thread.join()
-            shutil.rmtree(scratch, ignore_errors=True)
+    def take(self) -> list[tuple[str, Any]]:
+        """What the runner sent since the last call, waiting for at least one item:
+        ``("log", bytes)``, ``("record", json)``, ``("progress", (index, total))``; the
+        last batch ends with ``("result", CampaignResult)``. An error in the runner is
+        raised once the items sent before it are taken."""
+        item = self._held or self._items.get()
+        self._held = None
+        batch: list[tuple[str, Any]] = []
+        while True:
+            if item[0] == "error":
+                if not batch:
+                    raise item[1]
+                self._held = item
+                return batch
+            batch.append(item)
+            if item[0] == "result":
+                return batch
+            try:
+                item = self._items.get_nowait()
+            except queue.Empty:
+                return batch
 
 
 def _this_node(ray: ModuleType, resources: dict[str, float]) -> NodeInfo:
@@ -297,27 +316,27 @@ def _drive(
             for entry in fleet.entries
         ]
         campaigns: list[_Campaign] = []
-        streams: dict[Any, _Campaign] = {}
+        waiting: dict[Any, _Campaign] = {}  # the pending ``take`` of each running campaign
         try:
             for entry, store in zip(fleet.entries, stores, strict=True):
                 resources = entry.resources
+                latest = store.latest_attempts()
                 actor = worker_class.options(
                     num_gpus=resources.accelerator_count or 0,
                     accelerator_type=resources.accelerator_type,
                     resources=resources.custom,
                     max_restarts=0,  # a lost node ends the campaign; the next run resumes
-                ).remote()
-                campaign = _Campaign(entry, store, store.latest_attempts(), actor)
+                ).remote(entry.plan, latest, resources.ray_resources())
+                campaign = _Campaign(entry, store, latest, actor)
                 campaigns.append(campaign)
-                stream = actor.measure.options(num_returns="streaming").remote(
-                    entry.plan, campaign.latest, resources.ray_resources()
-                )
-                streams[stream] = campaign
-            while streams:
-                (stream,), _ = ray.wait(list(streams), num_returns=1)
-                campaign = streams[stream]
-                if not _take(ray, stream, campaign, progress):
-                    del streams[stream]
+                # Ray waits for the resources: a campaign whose GPUs are held starts later.
+                waiting[actor.take.remote()] = campaign
+            while waiting:
+                (taken,), _ = ray.wait(list(waiting), num_returns=1)
+                campaign = waiting.pop(taken)
+                if _take(ray, taken, campaign, progress):
+                    waiting[campaign.actor.take.remote()] = campaign
+                else:
                     # Free the node's accelerators for a campaign waiting for them.
                     ray.kill(campaign.actor)
         finally:
@@ -333,37 +352,42 @@ def _drive(
     ]
 
 
-def _take(
-    ray: ModuleType, stream: Any, campaign: _Campaign, progress: FleetProgress | None
-) -> bool:
-    """Handle the next item of a campaign's stream; ``False`` once the stream has ended."""
+def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgress | None) -> bool:
+    """Append what a campaign's ``take`` returned; ``False`` once the campaign has ended."""
     errors = ray.exceptions
     try:
-        kind, value = ray.get(next(stream))
-    except StopIteration:
-        return False
+        batch = ray.get(taken)
     except errors.RayTaskError as exc:
         campaign.ended_early = f"failed on its node: {exc.cause}"
         return False
     except (errors.RayActorError, errors.NodeDiedError, errors.ObjectLostError) as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        campaign.ended_early = f"node lost ({first_line})"
+        campaign.ended_early = f"node lost ({_first_line(exc)})"
+        return False
+    except errors.RayError as exc:  # e.g. the node could not set up the runtime environment
+        campaign.ended_early = f"Ray could not run it ({_first_line(exc)})"
         return False
     store = campaign.store
-    if kind == "log":
-        _append_log(store, value)
-    elif kind == "record":
-        record = TrialRecord.model_validate_json(value)
-        store.append(record)
-        campaign.appended += 1
-        campaign.latest[record.trial_id] = record
-        campaign.last_record = record
-    elif kind == "progress" and progress:
-        index, total = value
-        progress(campaign.entry, index, total, campaign.last_record)
-    elif kind == "result":
-        campaign.result = replace(value, directory=store.directory)
+    for kind, value in batch:
+        if kind == "log":
+            _append_log(store, value)
+        elif kind == "record":
+            record = TrialRecord.model_validate_json(value)
+            store.append(record)
+            campaign.appended += 1
+            campaign.latest[record.trial_id] = record
+            campaign.last_record = record
+        elif kind == "progress" and progress:
+            index, total = value
+            progress(campaign.entry, index, total, campaign.last_record)
+        elif kind == "result":
+            campaign.result = replace(value, directory=store.directory)
+            return False
     return True
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _append_log(store: CampaignStore, data: bytes) -> None:
