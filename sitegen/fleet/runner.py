@@ -124,6 +124,8 @@ def _describe_node(total: dict[str, float]) -> str:
         for name, amount in sorted(total.items())
         if not name.startswith("node:") and name not in ("memory", "object_store_memory", "CPU")
     }
+    if not shown:
+        return "{no GPU or custom resource}"
     return "{" + ", ".join(f"{name}: {amount:g}" for name, amount in shown.items()) + "}"
 
 
@@ -294,7 +296,8 @@ def run_fleet(
     ray = import_ray()
     # The driver's sitegen goes to every node, so all campaigns run the same code.
     ray.init(
-        address=address,
+        # "local" starts a new instance, where None would join the last cluster started here.
+        address=address or "local",
         runtime_env={"py_modules": [str(Path(sitegen.__file__).parent)]},
         log_to_driver=False,
     )
