@@ -33,9 +33,10 @@ time holds a campaign.
 exit status:
   {EXIT_OK}    every planned trial has an ok record
   {EXIT_MEASURE_INCOMPLETE}    some planned trials failed or are still pending; run the same
-       command again to retry them
+       command again to retry them (with --fleet also: a campaign's node was lost)
   {EXIT_MEASURE_REFUSED}    refused or stopped by the printed error: invalid plan or engine
-       options, the campaign held by another measure, files that do not match the
+       options, a fleet campaign whose resources no Ray node has (nothing run),
+       the campaign held by another measure, files that do not match the
        campaign's manifest.json, a file that cannot be read or written (nothing
        recorded is lost)
   {EXIT_INTERRUPTED}  interrupted; run the same command again to resume

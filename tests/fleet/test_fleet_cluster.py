@@ -43,7 +43,7 @@ schema_version: 1
 name: two-nodes
 campaigns:
   - plan: b200.yaml
-    resources: {custom: {gpu_b200: 1}}
+    resources: {accelerator_type: B200, accelerator_count: 1, custom: {gpu_b200: 1}}
   - plan: h100.yaml
     resources: {custom: {gpu_h100x2: 1}}
 """
@@ -69,6 +69,13 @@ def cluster(loopback):
 
 
 def _add_node(cluster, resource: str):
+    if resource == "gpu_b200":  # also one simulated B200, as Ray would detect it
+        return cluster.add_node(
+            num_cpus=1,
+            num_gpus=1,
+            node_ip_address="127.0.0.1",
+            resources={resource: 1, "accelerator_type:B200": 1},
+        )
     return cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1", resources={resource: 1})
 
 
@@ -112,8 +119,12 @@ def test_each_campaign_runs_on_its_node_and_the_data_builds(cluster, tmp_path, c
             assert record["status"] == "ok", record["failure_reason"]
             node = record["provenance"]["node"]
             assert node["ray_node_id"] == expected[name]
-            resource = "gpu_b200" if name == "b200" else "gpu_h100x2"
-            assert node["resources"] == {resource: 1.0}
+            if name == "b200":
+                assert node["resources"] == {"GPU": 1.0, "gpu_b200": 1.0}
+                assert node["accelerator_type"] == "B200"
+            else:
+                assert node["resources"] == {"gpu_h100x2": 1.0}
+                assert node["accelerator_type"] is None
         assert (directory / "logs" / "engine.log").stat().st_size > 0  # streamed back
 
     # The same two campaigns one after another, without Ray, for the timing comparison.
@@ -128,7 +139,8 @@ def test_each_campaign_runs_on_its_node_and_the_data_builds(cluster, tmp_path, c
     build = ["build", "--data", str(data), "--site", str(site), "--project", str(PROJECT)]
     assert main([*build, "--version", "fleet"]) == 0
     method = next((site / "v" / "fleet" / "en" / "reports").glob("b200-*/method/index.html"))
-    assert b200.node_id[:12] in method.read_text(encoding="utf-8")
+    text = method.read_text(encoding="utf-8")
+    assert b200.node_id[:12] in text and "Accelerator type (Ray)" in text
 
 
 def test_a_lost_node_leaves_its_records_and_the_next_run_resumes(cluster, tmp_path):
