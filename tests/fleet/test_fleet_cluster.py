@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,27 @@ def test_a_campaign_whose_resource_no_node_has_is_refused_before_anything_runs(
     err = capsys.readouterr().err
     assert "campaigns.1" in err and "no node has gpu_h100x2" in err
     assert not data.exists()
+
+
+def test_campaigns_needing_the_same_resource_never_run_at_once(cluster, tmp_path):
+    _add_node(cluster, "gpu_h100x2")
+    fleet_path = _write_fleet(tmp_path)
+    fleet_path.write_text(
+        FLEET.replace(
+            "{accelerator_type: B200, accelerator_count: 1, custom: {gpu_b200: 1}}",
+            "{custom: {gpu_h100x2: 1}}",
+        )
+    )
+    outcomes = run_fleet(load_fleet(fleet_path), tmp_path / "data", address=cluster.address)
+    assert [o.incomplete for o in outcomes] == [0, 0]
+    spans = []
+    for outcome in outcomes:
+        records = _records(outcome.directory)
+        starts = [datetime.fromisoformat(r["started_at"]) for r in records]
+        ends = [
+            s + timedelta(seconds=r["metrics"]["e2e_s"])
+            for s, r in zip(starts, records, strict=True)
+        ]
+        spans.append((min(starts), max(ends)))
+    first, second = sorted(spans)
+    assert first[1] <= second[0]  # the second campaign waited for the node's resource
