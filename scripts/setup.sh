@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Creates .venv and installs sitegen with everything it needs (no GPU, no compiling).
-# Usage: bash scripts/setup.sh [extra]   e.g. "test" for the test tools
+# Usage: bash scripts/setup.sh [extras]   e.g. "test" for the test tools, "fleet" for Ray
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [[ $# -gt 0 ]]; then
-  .venv/bin/python -m pip install --quiet -e ".[$1]"
+  extras=$1
+  # The tests run fleets on a local Ray cluster: the test tools bring Ray.
+  [[ $extras == test ]] && extras=test,fleet
+  .venv/bin/python -m pip install --quiet -e ".[$extras]"
 else
   .venv/bin/python -m pip install --quiet -e .
 fi

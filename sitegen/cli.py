@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from sitegen.errors import SitegenError
+from sitegen.errors import ConfigError, SitegenError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -33,53 +33,70 @@ time holds a campaign.
 exit status:
   {EXIT_OK}    every planned trial has an ok record
   {EXIT_MEASURE_INCOMPLETE}    some planned trials failed or are still pending; run the same
-       command again to retry them
+       command again to retry them (with --fleet also: a campaign's node was lost)
   {EXIT_MEASURE_REFUSED}    refused or stopped by the printed error: invalid plan or engine
-       options, the campaign held by another measure, files that do not match the
+       options, a fleet campaign whose resources no Ray node has (nothing run),
+       the campaign held by another measure, files that do not match the
        campaign's manifest.json, a file that cannot be read or written (nothing
        recorded is lost)
   {EXIT_INTERRUPTED}  interrupted; run the same command again to resume
 """
 
 
+def _progress_line(index: int, total: int, record, prefix: str = "", redraw: bool = False):
+    """One trial's progress line on stderr: a bar, the trial and its rate or failure."""
+    metrics = record.metrics
+    rate = f"{metrics.gen_tps:6.1f} tok/s" if metrics and metrics.gen_tps else "      -"
+    status = "FAILED " + (record.failure_reason or "") if record.status == "failed" else ""
+    bar = "#" * (20 * index // total)
+    redraw = redraw and sys.stderr.isatty() and not status and index < total
+    print(
+        f"\r{prefix}[{bar:<20}] {index}/{total} {record.trial_id:<28} {rate} {status}",
+        end="" if redraw else "\n",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _print_result(result, elapsed_s: float | None) -> None:
+    """A campaign runner's summary, and its conditions stopped after engine failures."""
+    from sitegen.measure import MAX_CONSECUTIVE_ENGINE_FAILURES
+
+    print(
+        f"campaign {result.directory}: {result.written} trial(s) run, {result.skipped} "
+        f"already recorded, {result.failed} failed"
+        + (f", {result.retried} retried" if result.retried else "")
+        + (f", {result.resume_warmups} resume warm-up(s)" if result.resume_warmups else "")
+        + (f", {elapsed_s:.1f} s" if elapsed_s is not None else "")
+    )
+    for stop in result.stopped:
+        print(
+            f"condition {stop.condition_id} stopped after {MAX_CONSECUTIVE_ENGINE_FAILURES} "
+            f"engine failures in a row ({stop.reason}); {stop.left_pending} of its "
+            "trial(s) left pending",
+            file=sys.stderr,
+        )
+
+
 def _measure(args: argparse.Namespace) -> int:
-    from sitegen.measure import MAX_CONSECUTIVE_ENGINE_FAILURES, run_campaign
+    if args.fleet:
+        return _measure_fleet(args)
+    from sitegen.measure import run_campaign
     from sitegen.plan.demo import DEMO_PLANS
     from sitegen.plan.io import load_plan
 
+    if args.address:
+        raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
     plans = [load_plan(args.plan)] if args.plan else DEMO_PLANS
 
     def progress(index: int, total: int, record) -> None:
-        metrics = record.metrics
-        rate = f"{metrics.gen_tps:6.1f} tok/s" if metrics and metrics.gen_tps else "      -"
-        status = "FAILED " + (record.failure_reason or "") if record.status == "failed" else ""
-        bar = "#" * (20 * index // total)
-        redraw = sys.stderr.isatty() and not status and index < total
-        print(
-            f"\r[{bar:<20}] {index}/{total} {record.trial_id:<28} {rate} {status}",
-            end="" if redraw else "\n",
-            file=sys.stderr,
-            flush=True,
-        )
+        _progress_line(index, total, record, redraw=True)
 
     code = EXIT_OK
     for plan in plans:
         started = time.monotonic()
         result = run_campaign(plan, args.data, progress=progress)
-        print(
-            f"campaign {result.directory}: {result.written} trial(s) run, {result.skipped} "
-            f"already recorded, {result.failed} failed"
-            + (f", {result.retried} retried" if result.retried else "")
-            + (f", {result.resume_warmups} resume warm-up(s)" if result.resume_warmups else "")
-            + f", {time.monotonic() - started:.1f} s"
-        )
-        for stop in result.stopped:
-            print(
-                f"condition {stop.condition_id} stopped after {MAX_CONSECUTIVE_ENGINE_FAILURES} "
-                f"engine failures in a row ({stop.reason}); {stop.left_pending} of its "
-                "trial(s) left pending",
-                file=sys.stderr,
-            )
+        _print_result(result, time.monotonic() - started)
         if result.incomplete:
             print(
                 f"{result.incomplete} planned trial(s) of {result.directory.name} have no ok "
@@ -87,6 +104,44 @@ def _measure(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             code = EXIT_MEASURE_INCOMPLETE
+    return code
+
+
+def _measure_fleet(args: argparse.Namespace) -> int:
+    from sitegen.fleet.io import load_fleet
+    from sitegen.fleet.runner import run_fleet
+
+    if args.plan:
+        raise ConfigError("--fleet names the plans of its campaigns; give --plan or --fleet")
+    fleet = load_fleet(args.fleet)
+    width = max(len(entry.plan.name) for entry in fleet.entries)
+    started = time.monotonic()
+
+    def progress(entry, index: int, total: int, record) -> None:
+        # Campaigns interleave: one line per record, prefixed with its campaign.
+        _progress_line(index, total, record, prefix=f"{entry.plan.name:<{width}} ")
+
+    outcomes = run_fleet(fleet, args.data, address=args.address, progress=progress)
+    code = EXIT_OK
+    for outcome in outcomes:
+        if outcome.result is not None:
+            _print_result(outcome.result, None)
+        else:
+            print(
+                f"campaign {outcome.directory}: {outcome.appended} record(s) appended, "
+                f"then it ended early: {outcome.ended_early}"
+            )
+        if outcome.incomplete:
+            print(
+                f"{outcome.incomplete} planned trial(s) of {outcome.directory.name} have no "
+                "ok record (failed or pending); run the same command again to retry them "
+                "(on any node with the campaign's resources)",
+                file=sys.stderr,
+            )
+            code = EXIT_MEASURE_INCOMPLETE
+    print(
+        f"fleet {fleet.plan.name}: {len(outcomes)} campaign(s), {time.monotonic() - started:.1f} s"
+    )
     return code
 
 
@@ -167,6 +222,17 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     measure.add_argument("--plan", type=Path, help="plan file (YAML, TOML or JSON)")
+    measure.add_argument(
+        "--fleet",
+        type=Path,
+        help="fleet plan: campaigns run on the nodes of a Ray cluster (pip install "
+        "'sitegen[fleet]'), their records appended here",
+    )
+    measure.add_argument(
+        "--address",
+        help="Ray cluster of --fleet: ray://HOST:PORT, HOST:PORT or auto (default: a local "
+        "Ray instance on this machine)",
+    )
     measure.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     measure.set_defaults(func=_measure)
 

@@ -46,6 +46,7 @@ from sitegen.records.models import (
     EngineInfo,
     HostInfo,
     ModelInfo,
+    NodeInfo,
     Provenance,
     RoundInfo,
     Sampling,
@@ -107,8 +108,13 @@ def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -
 
 
 def _run(
-    plan: Plan, store: CampaignStore, engine_class: type[Engine], progress: Progress | None
+    plan: Plan,
+    store: CampaignStore,
+    engine_class: type[Engine],
+    progress: Progress | None,
+    node: NodeInfo | None = None,
 ) -> CampaignResult:
+    """``node``: the Ray node of a fleet run, recorded in every record's provenance."""
     latest = store.latest_attempts()
     planned = expand_trials(plan)
     pending = [t for t in planned if _needs_attempt(latest.get(t.trial_id))]
@@ -121,7 +127,7 @@ def _run(
     stopped_ids: set[str] = set()
     rounds = planned_rounds(planned)
     with native_output_to(store.engine_log_path):
-        runner = _Runner(plan, store, engine_class)
+        runner = _Runner(plan, store, engine_class, node)
         try:
             for position, needed in group_rounds(queue):
                 condition_id = needed[0].condition_id
@@ -272,8 +278,15 @@ def _conditions_after(pending: list[TrialSpec], index: int) -> set[str]:
 
 
 class _Runner:
-    def __init__(self, plan: Plan, store: CampaignStore, engine_class: type[Engine]) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        store: CampaignStore,
+        engine_class: type[Engine],
+        node: NodeInfo | None = None,
+    ) -> None:
         self.plan = plan
+        self.node = node
         self.store = store
         self.engine_class = engine_class
         self.engines: dict[str, Engine] = {}
@@ -498,6 +511,7 @@ class _Runner:
             env=self.env,
             template_kwargs=self.plan.template_kwargs,
             sitegen_version=__version__,
+            node=self.node,
         )
 
 

@@ -19,6 +19,7 @@ SLOW_MODULES = (
     "test_sweep_real.py",  # a draft-length and concurrency sweep on the real engine
     "test_resume_kill.py",  # SIGKILLed measure processes
     "pages/test_determinism.py",  # two builds in subprocesses
+    "fleet/test_fleet_cluster.py",  # a Ray cluster running real campaigns
 )
 SLOW_FIXTURES = frozenset({"server_url", "ngram_server_url", "browser"})
 """Fixtures that start a real llama.cpp server or Chromium."""

@@ -33,24 +33,29 @@ _PlanYamlLoader.add_implicit_resolver(
 )
 
 
-def load_plan(path: Path) -> Plan:
-    """Read a plan from YAML, TOML or JSON, expanding its ``grid`` section; every problem
-    is reported with its file and field."""
+def read_config_file(path: Path, kind: str) -> object:
+    """The data of a YAML, TOML or JSON file (by suffix; YAML otherwise); ``kind`` names
+    the file in the error (``plan``, ``fleet plan``)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot read plan {path}: {exc.strerror}") from exc
+        raise ConfigError(f"cannot read {kind} {path}: {exc.strerror}") from exc
     try:
         if path.suffix == ".toml":
-            raw = tomllib.loads(text)
-        elif path.suffix == ".json":
-            raw = json.loads(text)
-        else:
-            raw = yaml.load(text, Loader=_PlanYamlLoader)  # a SafeLoader subclass
+            return tomllib.loads(text)
+        if path.suffix == ".json":
+            return json.loads(text)
+        return yaml.load(text, Loader=_PlanYamlLoader)  # a SafeLoader subclass
     except (ValueError, yaml.YAMLError) as exc:
         raise ConfigError(
             f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {one_line(exc)}"
         ) from exc
+
+
+def load_plan(path: Path) -> Plan:
+    """Read a plan from YAML, TOML or JSON, expanding its ``grid`` section; every problem
+    is reported with its file and field."""
+    raw = read_config_file(path, "plan")
     if isinstance(raw, dict) and GRID_KEY in raw:
         raw = expand_grid(raw, str(path))
     try:

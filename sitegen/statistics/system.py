@@ -27,6 +27,8 @@ SYSTEM_FIELDS = (
     "cpu_count",
     "platform",
     "host",
+    "ray_node",
+    "accelerator_type",
     "engine",
     "engine_build",
     "engine_api",
@@ -44,6 +46,10 @@ SYSTEM_FIELDS = (
 """The fixed fields of the system table, in display order; the engine flags
 (``flags``), the recorded environment variables (``env``) and the chat-template
 arguments (``template``) follow, one row per name."""
+
+FLEET_FIELDS = frozenset({"ray_node", "accelerator_type"})
+"""Fields only a fleet run records (``measure --fleet``): shown only for a condition with
+some record from a fleet, so plain campaigns keep their table."""
 
 KEYED_FIELDS = ("flags", "env", "template")
 """Fields with one row per name (``flags.n_ctx``, ``env.NCCL_P2P_DISABLE`` …)."""
@@ -93,6 +99,7 @@ def _provenance_values(p: Provenance) -> dict[str, tuple[Value, ...]]:
     """The system fields one record's provenance shows, each as the tuple of its values."""
     devices = p.host.devices
     model = p.model
+    node = p.node
     values: dict[str, tuple[Value, ...]] = {
         "device_model": tuple(dict.fromkeys(d.name for d in devices)) or (None,),
         "device_count": (len(devices),),
@@ -104,6 +111,8 @@ def _provenance_values(p: Provenance) -> dict[str, tuple[Value, ...]]:
         "cpu_count": (p.host.cpu_count,),
         "platform": (p.host.platform,),
         "host": (p.host.hostname,),
+        "ray_node": (f"{node.hostname} (Ray node {node.ray_node_id[:12]})" if node else None,),
+        "accelerator_type": (node.accelerator_type if node else None,),
         "engine": (f"{p.engine.id} {p.engine.version}",),
         "engine_build": (p.engine.build,),
         "engine_api": (p.engine.api,),
@@ -118,6 +127,10 @@ def _provenance_values(p: Provenance) -> dict[str, tuple[Value, ...]]:
         for key, value in mapping.items():
             values[f"{field}.{key}"] = (value,)
     return values
+
+
+_NONE_KEY = (type(None).__name__, None)
+"""``None`` keyed with its type, as values are counted below."""
 
 
 def system_table(records: Iterable[TrialRecord], plan: Plan) -> list[SystemCondition]:
@@ -156,6 +169,7 @@ def system_table(records: Iterable[TrialRecord], plan: Plan) -> list[SystemCondi
         rows = [
             SystemRow(name, None, tuple(SystemValue(v, n) for (_, v), n in fields[name].items()))
             for name in SYSTEM_FIELDS
+            if name not in FLEET_FIELDS or set(fields[name]) != {_NONE_KEY}
         ]
         for keyed in KEYED_FIELDS:
             keys = sorted(name for name in fields if name.startswith(f"{keyed}."))
@@ -163,8 +177,7 @@ def system_table(records: Iterable[TrialRecord], plan: Plan) -> list[SystemCondi
                 seen = dict(fields[name])
                 missing = total - sum(seen.values())
                 if missing:
-                    unset = (type(None).__name__, None)
-                    seen[unset] = seen.get(unset, 0) + missing
+                    seen[_NONE_KEY] = seen.get(_NONE_KEY, 0) + missing
                 values = tuple(SystemValue(v, n) for (_, v), n in seen.items())
                 rows.append(SystemRow(keyed, name.split(".", 1)[1], values))
         result.append(SystemCondition(condition.id, total, tuple(rows)))

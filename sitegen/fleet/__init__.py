@@ -1,0 +1,1 @@
+"""``sitegen measure --fleet``: campaigns across machines on a Ray cluster."""

@@ -1,0 +1,401 @@
+"""Running a fleet: each campaign as one Ray actor on a node that has its resources.
+
+The driver (``sitegen measure --fleet``) owns every campaign's ``CampaignStore`` on its
+own ``data/``. Each actor runs the ordinary campaign runner (``measure._run``) against a
+``_NodeSink`` that stands in for the store: it starts from the driver's latest attempts,
+so done trials are skipped, and every record the runner appends is handed back with the
+engine log written before it; the driver appends both through the store (lock, fsync,
+manifest) as they come. The driver keeps one ``take`` call pending per actor rather than
+using a Ray streaming generator, which Ray Client (``ray://``) does not support. A node
+lost mid-campaign ends that campaign only: what arrived is intact and signed, and the
+next run resumes the rest on any matching node.
+
+Ray is optional (``pip install 'sitegen[fleet]'``) and imported only here, lazily.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import sitegen
+from sitegen.engine.registry import get_engine_class
+from sitegen.errors import ConfigError, MissingDependency, StorageError
+from sitegen.fleet.io import Fleet, FleetEntry
+from sitegen.fleet.models import FleetResources
+from sitegen.measure import CampaignResult, _run
+from sitegen.plan.expand import expand_trials
+from sitegen.plan.models import Plan
+from sitegen.records.campaign import CAMPAIGNS_DIR, ENGINE_LOG, CampaignStore
+from sitegen.records.models import NodeInfo, TrialRecord
+
+FleetProgress = Callable[[FleetEntry, int, int, TrialRecord], None]
+"""Called on the driver after each appended record: campaign, index, total, record."""
+
+ACCELERATOR_PREFIX = "accelerator_type:"
+
+
+def import_ray() -> ModuleType:
+    """Ray, or the error that says how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependency(
+            "ray", "sitegen measure --fleet", "pip install 'sitegen[fleet]'"
+        ) from None
+    return ray
+
+
+@dataclass(frozen=True)
+class FleetOutcome:
+    """What one fleet run did for one campaign."""
+
+    entry: FleetEntry
+    directory: Path
+    """The campaign directory on the driver's ``data/``."""
+    appended: int
+    """Records appended by this run."""
+    incomplete: int
+    """Planned trials still without an ok record (failed, pending, or left by a lost node)."""
+    result: CampaignResult | None
+    """The campaign runner's summary; ``None`` when the campaign ended early."""
+    ended_early: str | None
+    """Why the campaign stopped before its runner finished (node lost, error on the node)."""
+
+
+# --- resources ------------------------------------------------------------------------------
+
+
+def _requirements(resources: FleetResources) -> dict[str, float]:
+    """What a node must offer (totals), in Ray's resource names."""
+    needed = resources.ray_resources()
+    if resources.accelerator_type:
+        # Ray requests a sliver of this marker resource; any amount on the node matches.
+        needed[ACCELERATOR_PREFIX + resources.accelerator_type] = 0.0
+    return needed
+
+
+def _offers(total: dict[str, float], needed: dict[str, float]) -> bool:
+    return all(name in total and total[name] >= amount for name, amount in needed.items())
+
+
+def check_resources(fleet: Fleet, nodes: list[dict[str, Any]]) -> None:
+    """Refuse the fleet before anything runs if some campaign's resources are on no alive
+    node (``nodes`` as ``ray.nodes()`` lists them), naming the campaign and what is
+    missing."""
+    totals = [node["Resources"] for node in nodes if node.get("Alive")]
+    problems = []
+    for entry in fleet.entries:
+        needed = _requirements(entry.resources)
+        if any(_offers(total, needed) for total in totals):
+            continue
+        missing = [
+            f"{name} ≥ {amount:g}" if amount else name
+            for name, amount in needed.items()
+            if not any(_offers(total, {name: amount}) for total in totals)
+        ]
+        wanted = ", ".join(
+            f"{name}: {amount:g}" if amount else name for name, amount in needed.items()
+        )
+        why = f"no node has {', '.join(missing)}" if missing else "no single node has all of them"
+        problems.append(f"{entry.where}: campaign {entry.campaign_id} needs {{{wanted}}}; {why}")
+    if problems:
+        offered = "; ".join(_describe_node(total) for total in totals) or "no alive node"
+        raise ConfigError(
+            "the cluster cannot run the fleet (nothing was run):\n  "
+            + "\n  ".join(problems)
+            + f"\n  the nodes offer: {offered}"
+        )
+
+
+def _describe_node(total: dict[str, float]) -> str:
+    # Ray's bookkeeping resources (node:<ip>, memory …) say nothing about placement.
+    shown = {
+        name: amount
+        for name, amount in sorted(total.items())
+        if not name.startswith("node:") and name not in ("memory", "object_store_memory", "CPU")
+    }
+    if not shown:
+        return "{no GPU or custom resource}"
+    return "{" + ", ".join(f"{name}: {amount:g}" for name, amount in shown.items()) + "}"
+
+
+# --- on the node ----------------------------------------------------------------------------
+
+
+class _NodeSink:
+    """The part of ``CampaignStore`` the campaign runner uses, on the node: it starts from
+    the driver's latest attempts and hands every record to ``send`` (with the engine log
+    written before it) instead of writing it."""
+
+    def __init__(
+        self,
+        latest: dict[str, TrialRecord],
+        campaign_id: str,
+        plan_sha256: str,
+        directory: Path,
+        send: Callable[[tuple[str, Any]], None],
+    ) -> None:
+        self._latest = latest
+        self.campaign_id = campaign_id
+        self.plan_sha256 = plan_sha256
+        self.directory = directory
+        self.engine_log_path = directory / ENGINE_LOG
+        self.engine_log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.engine_log_path.touch()
+        self._send = send
+        self._log_sent = 0
+
+    def latest_attempts(self) -> dict[str, TrialRecord]:
+        return self._latest
+
+    def append(self, record: TrialRecord) -> None:
+        self.send_log()  # the log first: the driver signs it with the record
+        self._send(("record", record.model_dump_json()))
+
+    def send_log(self) -> None:
+        with self.engine_log_path.open("rb") as log:
+            log.seek(self._log_sent)
+            data = log.read()
+        if data:
+            self._log_sent += len(data)
+            self._send(("log", data))
+
+
+class CampaignWorker:
+    """One campaign on one node (a Ray actor: ``ray.remote(CampaignWorker)``). Creating it
+    starts the campaign's pending trials in a thread; ``take`` hands the driver what the
+    runner sent since the last call."""
+
+    def __init__(
+        self, plan: Plan, latest: dict[str, TrialRecord], resources: dict[str, float]
+    ) -> None:
+        self._items: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._held: tuple[str, Any] | None = None
+        # Nothing here may fail: an error raised while creating an actor reads like a lost
+        # node on the driver, so every error is sent as an item instead.
+        threading.Thread(
+            target=self._measure, args=(plan, latest, resources), name="campaign", daemon=True
+        ).start()
+
+    def _measure(
+        self, plan: Plan, latest: dict[str, TrialRecord], resources: dict[str, float]
+    ) -> None:
+        import ray
+
+        from sitegen.plan.io import campaign_id, plan_sha256
+
+        try:
+            scratch = Path(tempfile.mkdtemp(prefix="sitegen-fleet-"))
+            try:
+                sink = _NodeSink(
+                    latest, campaign_id(plan), plan_sha256(plan), scratch, self._items.put
+                )
+                result = _run(
+                    plan,
+                    sink,
+                    get_engine_class(plan.engine),
+                    lambda index, total, _record: self._items.put(("progress", (index, total))),
+                    _this_node(ray, resources),
+                )
+                sink.send_log()
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            self._items.put(("result", result))
+        except BaseException as exc:  # handed to the driver as the error of ``take``
+            self._items.put(("error", exc))
+
+    def take(self) -> list[tuple[str, Any]]:
+        """What the runner sent since the last call, waiting for at least one item:
+        ``("log", bytes)``, ``("record", json)``, ``("progress", (index, total))``; the
+        last batch ends with ``("result", CampaignResult)``. An error in the runner is
+        raised once the items sent before it are taken."""
+        item = self._held or self._items.get()
+        self._held = None
+        batch: list[tuple[str, Any]] = []
+        while True:
+            if item[0] == "error":
+                if not batch:
+                    raise item[1]
+                self._held = item
+                return batch
+            batch.append(item)
+            if item[0] == "result":
+                return batch
+            try:
+                item = self._items.get_nowait()
+            except queue.Empty:
+                return batch
+
+
+def _this_node(ray: ModuleType, resources: dict[str, float]) -> NodeInfo:
+    node_id = ray.get_runtime_context().get_node_id()
+    total = next((n["Resources"] for n in ray.nodes() if n["NodeID"] == node_id), {})
+    accelerator = next(
+        (
+            name.removeprefix(ACCELERATOR_PREFIX)
+            for name in total
+            if name.startswith(ACCELERATOR_PREFIX)
+        ),
+        None,
+    )
+    return NodeInfo(
+        ray_node_id=node_id,
+        hostname=socket.gethostname(),
+        accelerator_type=accelerator,
+        resources=resources,
+    )
+
+
+# --- on the driver --------------------------------------------------------------------------
+
+
+@dataclass
+class _Campaign:
+    """The driver's state of one running campaign."""
+
+    entry: FleetEntry
+    store: CampaignStore
+    latest: dict[str, TrialRecord]
+    actor: Any
+    appended: int = 0
+    last_record: TrialRecord | None = None
+    """The record the next progress item is about (the runner reports after appending)."""
+    result: CampaignResult | None = None
+    ended_early: str | None = None
+
+    def incomplete(self) -> int:
+        return sum(
+            self.latest.get(t.trial_id) is None or self.latest[t.trial_id].status != "ok"
+            for t in expand_trials(self.entry.plan)
+        )
+
+
+def run_fleet(
+    fleet: Fleet,
+    data_dir: Path,
+    address: str | None = None,
+    progress: FleetProgress | None = None,
+) -> list[FleetOutcome]:
+    """Run every campaign of ``fleet`` on the Ray cluster at ``address`` (``None``: a local
+    Ray instance on this machine; ``auto``: the cluster this machine belongs to), each as
+    one actor holding its resources, and append every record to ``data_dir`` here.
+
+    Refused before anything runs when a campaign's resources are on no node
+    (``ConfigError``). A campaign whose node is lost, or that fails on its node, ends
+    early and the others go on; its outcome says why."""
+    ray = import_ray()
+    # The driver's sitegen goes to every node, so all campaigns run the same code.
+    ray.init(
+        # "local" starts a new instance, where None would join the last cluster started here.
+        address=address or "local",
+        runtime_env={"py_modules": [str(Path(sitegen.__file__).parent)]},
+        log_to_driver=False,
+    )
+    try:
+        check_resources(fleet, ray.nodes())
+        return _drive(ray, fleet, data_dir, progress)
+    finally:
+        ray.shutdown()
+
+
+def _drive(
+    ray: ModuleType, fleet: Fleet, data_dir: Path, progress: FleetProgress | None
+) -> list[FleetOutcome]:
+    worker_class = ray.remote(CampaignWorker)
+    with ExitStack() as stack:
+        # Every campaign is locked and checked against its manifest before any actor starts.
+        stores = [
+            stack.enter_context(CampaignStore.open(data_dir / CAMPAIGNS_DIR, entry.plan))
+            for entry in fleet.entries
+        ]
+        campaigns: list[_Campaign] = []
+        waiting: dict[Any, _Campaign] = {}  # the pending ``take`` of each running campaign
+        try:
+            for entry, store in zip(fleet.entries, stores, strict=True):
+                resources = entry.resources
+                latest = store.latest_attempts()
+                actor = worker_class.options(
+                    num_gpus=resources.accelerator_count or 0,
+                    accelerator_type=resources.accelerator_type,
+                    resources=resources.custom,
+                    max_restarts=0,  # a lost node ends the campaign; the next run resumes
+                ).remote(entry.plan, latest, resources.ray_resources())
+                campaign = _Campaign(entry, store, latest, actor)
+                campaigns.append(campaign)
+                # Ray waits for the resources: a campaign whose GPUs are held starts later.
+                waiting[actor.take.remote()] = campaign
+            while waiting:
+                (taken,), _ = ray.wait(list(waiting), num_returns=1)
+                campaign = waiting.pop(taken)
+                if _take(ray, taken, campaign, progress):
+                    waiting[campaign.actor.take.remote()] = campaign
+                else:
+                    # Free the node's accelerators for a campaign waiting for them.
+                    ray.kill(campaign.actor)
+        finally:
+            for campaign in campaigns:
+                ray.kill(campaign.actor)
+            for store in stores:
+                store.sign()  # covers the engine log appended after the last record
+    return [
+        FleetOutcome(
+            c.entry, c.store.directory, c.appended, c.incomplete(), c.result, c.ended_early
+        )
+        for c in campaigns
+    ]
+
+
+def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgress | None) -> bool:
+    """Append what a campaign's ``take`` returned; ``False`` once the campaign has ended."""
+    errors = ray.exceptions
+    try:
+        batch = ray.get(taken)
+    except errors.RayTaskError as exc:
+        campaign.ended_early = f"failed on its node: {exc.cause}"
+        return False
+    except (errors.RayActorError, errors.NodeDiedError, errors.ObjectLostError) as exc:
+        campaign.ended_early = f"node lost ({_first_line(exc)})"
+        return False
+    except errors.RayError as exc:  # e.g. the node could not set up the runtime environment
+        campaign.ended_early = f"Ray could not run it ({_first_line(exc)})"
+        return False
+    store = campaign.store
+    for kind, value in batch:
+        if kind == "log":
+            _append_log(store, value)
+        elif kind == "record":
+            record = TrialRecord.model_validate_json(value)
+            store.append(record)
+            campaign.appended += 1
+            campaign.latest[record.trial_id] = record
+            campaign.last_record = record
+        elif kind == "progress" and progress:
+            index, total = value
+            progress(campaign.entry, index, total, campaign.last_record)
+        elif kind == "result":
+            campaign.result = replace(value, directory=store.directory)
+            return False
+    return True
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _append_log(store: CampaignStore, data: bytes) -> None:
+    try:
+        with store.engine_log_path.open("ab") as log:
+            log.write(data)
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "append to", store.engine_log_path) from exc
