@@ -35,7 +35,13 @@ from sitegen.fleet.models import FleetResources
 from sitegen.measure import CampaignResult, _run
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.models import Plan
-from sitegen.records.campaign import CAMPAIGNS_DIR, ENGINE_LOG, CampaignStore
+from sitegen.records.campaign import (
+    CAMPAIGNS_DIR,
+    ENGINE_LOG,
+    LOG_FILES,
+    TELEMETRY_LOG,
+    CampaignStore,
+)
 from sitegen.records.models import NodeInfo, TrialRecord
 
 FleetProgress = Callable[[FleetEntry, int, int, TrialRecord], None]
@@ -150,10 +156,12 @@ class _NodeSink:
         self.plan_sha256 = plan_sha256
         self.directory = directory
         self.engine_log_path = directory / ENGINE_LOG
-        self.engine_log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.engine_log_path.touch()
+        self.telemetry_log_path = directory / TELEMETRY_LOG
+        for relative in LOG_FILES:
+            (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+            (directory / relative).touch()
         self._send = send
-        self._log_sent = 0
+        self._log_sent = dict.fromkeys(LOG_FILES, 0)
 
     def latest_attempts(self) -> dict[str, TrialRecord]:
         return self._latest
@@ -163,12 +171,14 @@ class _NodeSink:
         self._send(("record", record.model_dump_json()))
 
     def send_log(self) -> None:
-        with self.engine_log_path.open("rb") as log:
-            log.seek(self._log_sent)
-            data = log.read()
-        if data:
-            self._log_sent += len(data)
-            self._send(("log", data))
+        """What the engine and the telemetry sampler logged since the last call."""
+        for relative in LOG_FILES:
+            with (self.directory / relative).open("rb") as log:
+                log.seek(self._log_sent[relative])
+                data = log.read()
+            if data:
+                self._log_sent[relative] += len(data)
+                self._send(("log", (relative, data)))
 
 
 class CampaignWorker:
@@ -372,7 +382,7 @@ def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgr
     store = campaign.store
     for kind, value in batch:
         if kind == "log":
-            _append_log(store, value)
+            _append_log(store, *value)
         elif kind == "record":
             record = TrialRecord.model_validate_json(value)
             store.append(record)
@@ -393,9 +403,12 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _append_log(store: CampaignStore, data: bytes) -> None:
+def _append_log(store: CampaignStore, relative: str, data: bytes) -> None:
+    if relative not in LOG_FILES:  # the node names a log; only the campaign's logs are written
+        raise StorageError(f"{store.directory}: a node sent an unknown log '{relative}'")
+    path = store.directory / relative
     try:
-        with store.engine_log_path.open("ab") as log:
+        with path.open("ab") as log:
             log.write(data)
     except OSError as exc:
-        raise StorageError.from_os_error(exc, "append to", store.engine_log_path) from exc
+        raise StorageError.from_os_error(exc, "append to", path) from exc
