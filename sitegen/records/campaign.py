@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -599,6 +600,8 @@ class _LeanRecords:
 
     _SHARED = {"provenance": Provenance, "speculative": SpeculativeSpec}
     _TEXTS = ("prompt", "text", "reasoning_text")
+    _REPEATED = ("campaign_id", "plan_sha256", "condition_id", "input_id")
+    """Strings most records share: one interned copy instead of one per record."""
 
     def __init__(self) -> None:
         self._shared: dict[tuple[str, str], StrictModel] = {}
@@ -611,6 +614,9 @@ class _LeanRecords:
         for name in self._TEXTS:
             if isinstance(lean.get(name), str):
                 lean[name] = ""
+        for name in self._REPEATED:
+            if isinstance(lean.get(name), str):
+                lean[name] = sys.intern(lean[name])
         for name, model in self._SHARED.items():
             value = lean.get(name)
             if not isinstance(value, dict):

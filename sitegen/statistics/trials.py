@@ -15,8 +15,24 @@ USABLE_ROLE = "measured"
 USABLE_STATUS = "ok"
 
 
+FRAME_CHUNK = 4096
+"""Records turned into one block of the trials table at a time: boxed Python values of
+every column for all records at once would cost more than the table itself."""
+
+
 def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
     """One row per record (every role and status), the columns published as ``trials.csv``."""
+    records = list(records)
+    blocks = [
+        _trials_block(records[start : start + FRAME_CHUNK])
+        for start in range(0, len(records), FRAME_CHUNK)
+    ]
+    if len(blocks) == 1:
+        return blocks[0]
+    return pd.concat(blocks, ignore_index=True)
+
+
+def _trials_block(records: list[TrialRecord]) -> pd.DataFrame:
     columns: dict[str, list] = {}
     for r in records:
         m = r.metrics
