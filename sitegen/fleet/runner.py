@@ -305,12 +305,22 @@ def run_fleet(
     early and the others go on; its outcome says why."""
     ray = import_ray()
     # The driver's sitegen goes to every node, so all campaigns run the same code.
-    ray.init(
-        # "local" starts a new instance, where None would join the last cluster started here.
-        address=address or "local",
-        runtime_env={"py_modules": [str(Path(sitegen.__file__).parent)]},
-        log_to_driver=False,
-    )
+    if address not in (None, "auto", "local"):
+        _require_listening(address)
+    try:
+        ray.init(
+            # "local" starts a new instance, where None would join the last cluster here.
+            address=address or "local",
+            runtime_env={"py_modules": [str(Path(sitegen.__file__).parent)]},
+            log_to_driver=False,
+            logging_level="WARNING",  # sitegen prints the progress; Ray's INFO is noise
+        )
+    except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+        raise ConfigError(
+            f"cannot reach the Ray cluster at {address or 'a new local instance'}: "
+            f"{_first_line(exc)} (is `ray start` running there, and does this machine have "
+            "the cluster's auth token? See the README, 'Measuring on several machines')"
+        ) from exc
     try:
         check_resources(fleet, ray.nodes())
         return _drive(ray, fleet, data_dir, progress)
@@ -396,6 +406,21 @@ def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgr
             campaign.result = replace(value, directory=store.directory)
             return False
     return True
+
+
+def _require_listening(address: str) -> None:
+    """Refuse at once a ``HOST:PORT`` or ``ray://HOST:PORT`` where nothing listens (Ray
+    itself retries for minutes before it gives up)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--address {address!r}: give auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc} (is `ray start "
+            "--head` running there?)"
+        ) from exc
 
 
 def _first_line(exc: BaseException) -> str:
