@@ -209,3 +209,22 @@ def test_a_campaign_that_ended_early_makes_measure_exit_3(tmp_path, monkeypatch,
     captured = capsys.readouterr()
     assert "2 record(s) appended, then it ended early: node lost (gone)" in captured.out
     assert "12 planned trial(s) of a have no ok record" in captured.err
+
+
+def test_an_address_where_nothing_listens_is_refused_at_once():
+    import socket
+
+    from sitegen.errors import ConfigError
+    from sitegen.fleet.runner import _require_listening
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]  # closed again below: nothing listens there
+    with pytest.raises(ConfigError, match=f"cannot reach the Ray cluster at 127.0.0.1:{port}"):
+        _require_listening(f"127.0.0.1:{port}")
+    with pytest.raises(ConfigError, match="give auto, HOST:PORT"):
+        _require_listening("nonsense")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        _require_listening(f"ray://127.0.0.1:{listening.getsockname()[1]}")
