@@ -94,5 +94,13 @@ def test_check_warns_when_the_summary_carries_no_comparison(tmp_path, capsys):
     (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
     assert "no trials with a generation rate: on on short, on on padded" in warning
 
+    def no_drafts(record: dict) -> None:
+        if record["condition_id"] == "on" and record["metrics"]:
+            record["metrics"].update(draft_proposed=0, draft_accepted=0)
+
+    out = _check_output(tmp_path / "inactive", make_plan(), capsys, mutate=no_drafts)
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "speculation of on did not run as declared (0 drafts proposed in 6 trials" in warning
+
     out = _check_output(tmp_path / "factor-only", make_plan(), capsys)
     assert out.startswith("ok: ") and "warning" not in out

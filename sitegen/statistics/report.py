@@ -353,12 +353,15 @@ class Report:
         has no speed inputs (a quality evaluation only)."""
         if not self.plan.inputs:
             return None
-        if any(r.comparison.is_factor_only and r.comparison.has_medians for r in self.headline):
+        if any(
+            r.comparison.is_speculation_effect and r.comparison.has_medians for r in self.headline
+        ):
             return None
         if len(self.plan.conditions) < 2:
             return "the plan has one condition: nothing to compare"
         configurations: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
         missing: list[str] = []
+        inactive: dict[str, str] = {}
         for c in self.comparisons:
             # A side without trials first: its records show no engine or devices, so the
             # observed setups differ too, and that is not the reason.
@@ -372,11 +375,17 @@ class Report:
             elif not c.is_factor_only:
                 key = (c.treatment, c.baseline, c.differing_fields)
                 configurations.setdefault(key, []).append(c.input_id)
+            elif c.health and c.treatment not in inactive:
+                inactive[c.treatment] = ", ".join(_health_text(f) for f in c.health)
         reasons = [
             f"configuration comparison {treatment} vs {baseline} on input(s) "
             f"{', '.join(inputs)}: they differ in {', '.join(fields)}, not in the declared "
             f"factor ({self.plan.factor}) alone"
             for (treatment, baseline, fields), inputs in configurations.items()
+        ]
+        reasons += [
+            f"speculation of {condition} did not run as declared ({observed}; C-SPECHEALTH)"
+            for condition, observed in inactive.items()
         ]
         if missing:
             reasons.append(f"no trials with a generation rate: {', '.join(missing)}")
@@ -405,6 +414,17 @@ class Report:
     def uses_ngram(self) -> bool:
         """Whether a condition uses n-gram self-speculation (never to be called MTP)."""
         return any(c.speculative.mode.startswith("ngram") for c in self.plan.conditions)
+
+
+def _health_text(finding: HealthFinding) -> str:
+    if finding.kind == "no-drafts":
+        return f"0 drafts proposed in {finding.trials} trials"
+    if finding.kind == "low-acceptance":
+        return f"acceptance {finding.observed:.1%} under the declared {finding.limit:.1%}"
+    return (
+        f"peak memory {finding.observed:,.0f} MiB on {finding.device} over the declared "
+        f"{finding.limit:,.0f} MiB"
+    )
 
 
 def make_report(campaign: Campaign) -> Report:
