@@ -382,12 +382,8 @@ class Directives:
                         (trials["condition_id"] == condition.id) & (trials["input_id"] == spec.id)
                     ]
                     if metric == "acceptance":
-                        mine = mine[mine["draft_proposed"].fillna(0) > 0]
-                        values = mine["draft_accepted"].astype(float) / mine[
-                            "draft_proposed"
-                        ].astype(float)
-                    else:
-                        values = mine["gen_tps"]
+                        mine = mine[mine["acceptance"].notna()]
+                    values = mine[metric if metric == "acceptance" else "gen_tps"]
                     points["x"] += [x] * len(mine)
                     points["y"] += [None if pd.isna(v) else round(float(v), 4) for v in values]
                     points["text"] += mine["trial_id"].tolist()

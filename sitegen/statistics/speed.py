@@ -13,7 +13,12 @@ from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval
 from sitegen.statistics.health import HealthFinding
-from sitegen.statistics.trials import enters_statistics, usable
+from sitegen.statistics.trials import (
+    enters_statistics,
+    one_row_per_round,
+    trial_acceptance,
+    usable,
+)
 
 SPEED_METRICS = (
     "gen_tps",
@@ -69,7 +74,7 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
         }
         row["concurrency"] = int(group["concurrency"].max()) if "concurrency" in group else 1
         row["outliers"] = int(group["outlier"].sum()) if "outlier" in group else 0
-        rounds = _one_row_per_round(group)
+        rounds = one_row_per_round(group)
         for metric in SPEED_METRICS:
             source = rounds if metric in ROUND_METRICS else group
             # A frame without a metric's column (built before it existed) has no values.
@@ -89,22 +94,11 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
             else None
         )
         row["acceptance"] = row["draft_accepted"] / proposed if row["draft_proposed"] else None
-        drafted = group.dropna(subset=["draft_proposed", "draft_accepted"])
-        drafted = drafted[drafted["draft_proposed"] > 0]
-        rates = drafted["draft_accepted"].astype(float) / drafted["draft_proposed"].astype(float)
+        rates = trial_acceptance(group).dropna()
         row["acceptance_n"] = len(rates)
         row["acceptance_median"] = float(rates.median()) if len(rates) else None
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _one_row_per_round(group: pd.DataFrame) -> pd.DataFrame:
-    """The rows of a trials group with each concurrent round once (requests alone stay)."""
-    if "round_run_id" not in group:
-        return group
-    alone = group[group["round_run_id"].isna()]
-    rounds = group.dropna(subset=["round_run_id"]).drop_duplicates("round_run_id")
-    return pd.concat([alone, rounds]) if len(rounds) else alone
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from sitegen.records.models import DeviceTelemetry, TrialRecord
-from sitegen.statistics.trials import enters_statistics
+from sitegen.statistics.trials import enters_statistics, one_row_per_round
 
 TELEMETRY_FIELDS = tuple(
     name for name in DeviceTelemetry.model_fields if name not in ("device", "source")
@@ -62,9 +62,7 @@ def telemetry_summary(frame: pd.DataFrame, input_ids: set[str]) -> pd.DataFrame:
     selected = frame[frame["usable"] & frame["input_id"].isin(input_ids)] if len(frame) else frame
     if selected.empty:
         return pd.DataFrame()
-    alone = selected[selected["round_run_id"].isna()]
-    rounds = selected.dropna(subset=["round_run_id"]).drop_duplicates(["round_run_id", "device"])
-    selected = pd.concat([alone, rounds])
+    selected = one_row_per_round(selected, per=("device",))
     grouped = selected.groupby(["condition_id", "device", "source"], sort=False)
     summary = grouped.agg(
         n=("trial_id", "count"),

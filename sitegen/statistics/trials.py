@@ -96,6 +96,7 @@ def _trials_block(records: list[TrialRecord]) -> pd.DataFrame:
         "draft_max",
     ):
         frame[column] = frame[column].astype("Int64")
+    frame["acceptance"] = trial_acceptance(frame)
     return frame
 
 
@@ -127,6 +128,25 @@ def _per_round_token(record: TrialRecord, amount: float | None) -> float | None:
     else:
         tokens = record.metrics.generated_tokens if record.metrics else None
     return amount / tokens if tokens else None
+
+
+def one_row_per_round(frame: pd.DataFrame, per: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The rows of a table with each concurrent round once (per value of the ``per``
+    columns, e.g. each device); requests that ran alone stay. A round's aggregate figures
+    are shared by its requests and count once."""
+    if "round_run_id" not in frame:
+        return frame
+    alone = frame[frame["round_run_id"].isna()]
+    rounds = frame.dropna(subset=["round_run_id"]).drop_duplicates(["round_run_id", *per])
+    return pd.concat([alone, rounds]) if len(rounds) else alone
+
+
+def trial_acceptance(frame: pd.DataFrame) -> pd.Series:
+    """Each trial's draft acceptance (accepted ÷ proposed) where it proposed drafts, else
+    missing."""
+    proposed = frame["draft_proposed"].astype("Float64")
+    rate = frame["draft_accepted"].astype("Float64") / proposed.where(proposed > 0)
+    return rate.astype(float)
 
 
 def enters_statistics(record: TrialRecord) -> bool:
