@@ -449,20 +449,11 @@ class Directives:
         bandwidth, power, clock, temperature and memory (NVML), or the engine process's CPU
         time on CPU runs; energy (or CPU time) per generated token, labelled derived."""
         report = self._require_report()
-        rates = (
-            report.summary.groupby("condition_id", sort=False)[
-                ["gen_tps_median", "energy_per_token_j_median", "cpu_s_per_token_median"]
-            ]
-            .median()
-            .to_dict("index")
-            if len(report.summary)
-            else {}
-        )
         return self._render(
             "telemetry_table.html",
             report=report,
             rows=report.telemetry.to_dict("records"),
-            rates=rates,
+            rates=report.condition_rates,
             labels=report.condition_labels,
         )
 

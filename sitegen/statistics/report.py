@@ -194,6 +194,17 @@ class Report:
         return telemetry_summary(self.telemetry_trials, set(self.speed_input_ids))
 
     @cached_property
+    def condition_rates(self) -> dict[str, dict[str, float]]:
+        """Per condition, the median over its speed inputs of the per-input medians of the
+        generation rate and of energy and CPU time per generated token (shown beside the
+        telemetry, which is per condition and device)."""
+        if self.summary.empty:
+            return {}
+        columns = ["gen_tps_median", "energy_per_token_j_median", "cpu_s_per_token_median"]
+        medians = self.summary.groupby("condition_id", sort=False)[columns].median()
+        return medians.to_dict("index")
+
+    @cached_property
     def sweep(self) -> Sweep | None:
         """The sweep view (several speculative or concurrency levels), else ``None``."""
         return make_sweep(self.plan, self.summary, self.comparisons)
