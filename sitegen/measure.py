@@ -330,20 +330,14 @@ class _Runner:
         recorded = [t for t in members if t.trial_id in attempts]
         if isinstance(engine, str):
             outcome = _Outcome(prompt=spec.text, failure=engine, engine_failed=True)
-            return [
-                (self._record(t, attempts[t.trial_id], started_at, outcome, None, [], []), True)
-                for t in recorded
-            ]
+            return self._records(recorded, attempts, started_at, lambda _: outcome)
         try:
             prompt = self.prompts.get(spec.item_id) or fit_prompt(
                 spec.text, spec.target_prompt_tokens, self.plan.filler, engine.count_tokens
             )
         except SitegenError as exc:
             outcome = _Outcome(prompt=spec.text, failure=f"input length: {exc}")
-            return [
-                (self._record(t, attempts[t.trial_id], started_at, outcome, None, [], []), False)
-                for t in recorded
-            ]
+            return self._records(recorded, attempts, started_at, lambda _: outcome)
         self.prompts[spec.item_id] = prompt
         sampling = self.plan.sampling_for(condition)
         requests = [
@@ -372,8 +366,6 @@ class _Runner:
                 with ThreadPoolExecutor(len(requests), thread_name_prefix="user") as users:
                     outcomes = list(users.map(lambda r: _request(engine, r), requests))
             t_round_end = time.monotonic()
-        peaks = memory.peaks()
-        device_telemetry = telemetry.summaries() + [clock.summary() for clock in cpu_clocks]
         round_info = None
         if len(members) > 1:
             tokens = sum(o.end.generated_tokens or 0 for o in outcomes if o.end is not None)
@@ -385,21 +377,43 @@ class _Runner:
                 generated_tokens=tokens,
                 aggregate_tps=round(tokens / wall, 4) if wall > 0 else None,
             )
-        if telemetry.raw_samples():
-            self._log_samples([t.trial_id for t in recorded], telemetry.raw_samples())
+        samples = telemetry.raw_samples()
+        if samples:
+            self._log_samples([t.trial_id for t in recorded], samples)
         by_id = dict(zip([t.trial_id for t in members], outcomes, strict=True))
+        return self._records(
+            recorded,
+            attempts,
+            started_at,
+            lambda trial: by_id[trial.trial_id],
+            round_info,
+            memory.peaks(),
+            telemetry.summaries() + [clock.summary() for clock in cpu_clocks],
+        )
+
+    def _records(
+        self,
+        recorded: list[TrialSpec],
+        attempts: dict[str, int],
+        started_at: str,
+        outcome_of: Callable[[TrialSpec], _Outcome],
+        round_info: RoundInfo | None = None,
+        peaks: list[DeviceMemory] = (),
+        telemetry: list[DeviceTelemetry] = (),
+    ) -> list[tuple[TrialRecord, bool]]:
+        """Each recorded trial's record, with whether its engine failed as a whole."""
         return [
             (
                 self._record(
                     trial,
                     attempts[trial.trial_id],
                     started_at,
-                    by_id[trial.trial_id],
+                    outcome_of(trial),
                     round_info,
-                    peaks if by_id[trial.trial_id].end is not None else [],
-                    device_telemetry if by_id[trial.trial_id].end is not None else [],
+                    peaks,
+                    telemetry,
                 ),
-                by_id[trial.trial_id].engine_failed,
+                outcome_of(trial).engine_failed,
             )
             for trial in recorded
         ]
@@ -462,11 +476,12 @@ class _Runner:
             prompt_tokens=end.prompt_tokens if end else None,
             prompt=outcome.prompt,
             metrics=metrics,
-            peak_memory=peaks,
+            # Readings belong to a request that ran: none without an end.
+            peak_memory=list(peaks) if end is not None else [],
             text="".join(c.answer for c in outcome.chunks),
             reasoning_text="".join(c.reasoning for c in outcome.chunks),
             provenance=self._provenance(self.descriptions.get(condition.id), condition),
-            telemetry=telemetry,
+            telemetry=list(telemetry) if end is not None else [],
             round=round_info,
         )
 

@@ -12,7 +12,6 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 from pydantic import Field
 
 from sitegen.engine.registry import ENGINES, location_options
@@ -20,7 +19,7 @@ from sitegen.models import StrictModel
 from sitegen.statistics.dispersion import median_ratio_interval
 from sitegen.statistics.health import HealthFinding
 from sitegen.statistics.report import Report
-from sitegen.statistics.trials import enters_statistics
+from sitegen.statistics.trials import enters_statistics, generation_rates
 from sitegen.text import Bilingual
 
 ComparedField = Literal[
@@ -187,7 +186,10 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
             for cell in cells
         ]
         rates = [
-            _rates(by_slug[cell.slug], condition_id, input_id) if shown else None for cell in cells
+            generation_rates(by_slug[cell.slug].usable_speed_trials, condition_id, input_id)
+            if shown
+            else None
+            for cell in cells
         ]
         intervals = [
             median_ratio_interval(rate, rates[0], by_slug[cell.slug].plan.dispersion)
@@ -201,12 +203,6 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
             )
         )
     return rows
-
-
-def _rates(report: Report, condition_id: str, input_id: str) -> np.ndarray:
-    trials = report.usable_speed_trials
-    mine = trials[(trials["condition_id"] == condition_id) & (trials["input_id"] == input_id)]
-    return mine["gen_tps"].astype(float).to_numpy()
 
 
 @dataclass(frozen=True)

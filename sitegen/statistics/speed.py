@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from sitegen.engine.registry import location_options
@@ -15,6 +14,7 @@ from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval
 from sitegen.statistics.health import HealthFinding
 from sitegen.statistics.trials import (
     enters_statistics,
+    generation_rates,
     one_row_per_round,
     trial_acceptance,
     usable,
@@ -229,14 +229,6 @@ def compare_conditions(
         left, right = setups.get(a, {}), setups.get(b, {})
         return tuple(k for k in ("engine", "devices") if left.get(k) != right.get(k))
 
-    def rates(condition_id: str, input_id: str) -> np.ndarray:
-        if trials is None or trials.empty:
-            return np.array([])
-        selected = trials[
-            (trials["condition_id"] == condition_id) & (trials["input_id"] == input_id)
-        ]
-        return selected["gen_tps"].astype(float).to_numpy()
-
     medians = {(row.condition_id, row.input_id): row.gen_tps_median for row in summary.itertuples()}
     comparisons = []
     for baseline, other in comparison_pairs(plan):
@@ -245,9 +237,11 @@ def compare_conditions(
         ) + observed_differences(baseline.id, other.id)
         for spec in plan.inputs:
             interval = None
-            if not differing:
+            if not differing and trials is not None:
                 interval = median_ratio_interval(
-                    rates(other.id, spec.id), rates(baseline.id, spec.id), plan.dispersion
+                    generation_rates(trials, other.id, spec.id),
+                    generation_rates(trials, baseline.id, spec.id),
+                    plan.dispersion,
                 )
             comparisons.append(
                 Comparison(

@@ -7,6 +7,7 @@ from datetime import datetime
 from itertools import groupby
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from sitegen.records.models import TrialRecord
@@ -139,6 +140,15 @@ def one_row_per_round(frame: pd.DataFrame, per: tuple[str, ...] = ()) -> pd.Data
     alone = frame[frame["round_run_id"].isna()]
     rounds = frame.dropna(subset=["round_run_id"]).drop_duplicates(["round_run_id", *per])
     return pd.concat([alone, rounds]) if len(rounds) else alone
+
+
+def generation_rates(trials: pd.DataFrame, condition_id: str, input_id: str) -> np.ndarray:
+    """The generation rates of one condition on one input (what a ratio's interval
+    resamples); empty without such trials."""
+    if trials.empty:
+        return np.array([])
+    selected = trials[(trials["condition_id"] == condition_id) & (trials["input_id"] == input_id)]
+    return selected["gen_tps"].astype(float).to_numpy()
 
 
 def trial_acceptance(frame: pd.DataFrame) -> pd.Series:
