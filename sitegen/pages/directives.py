@@ -224,7 +224,9 @@ class Directives:
         lang = self.catalog.lang
         spec_file = None
         if len(spec) > CHART_INLINE_BYTES:
-            spec_file = f"charts/{metric}.{lang}.json"
+            # Not "<metric>.<lang>.json": the i18n plugin would take the language suffix
+            # for a translation of the file and move it away from the address the page loads.
+            spec_file = f"charts/{metric}-{lang}.json"
             self.extra_files[f"reports/{report.slug}/{spec_file}"] = spec.encode("utf-8")
         rows = [
             [

@@ -18,8 +18,16 @@
       var source = target.getAttribute("data-spec");
       if (source) {
         fetch(source)
-          .then(function (response) { return response.json(); })
-          .then(function (figure) { plot(target, figure); });
+          .then(function (response) {
+            if (!response.ok) throw new Error(source + ": HTTP " + response.status);
+            return response.json();
+          })
+          .then(function (figure) { plot(target, figure); })
+          .catch(function (error) {
+            // Say so where the chart should be; the table of its numbers stays below.
+            target.textContent = target.getAttribute("data-failed") || "chart unavailable";
+            console.error("chart not drawn:", error.message);
+          });
       }
     });
     document.querySelectorAll("script.sg-chart-spec").forEach(function (spec) {
