@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from sitegen.cli import main
+from tests.links import broken_internal_links
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -69,3 +70,4 @@ def test_measure_then_build_with_the_real_engine(tmp_path, capsys):
     assert "ngram-simple (≤8)" in summary and "MTP" in summary  # named, and said not to be MTP
     assert (version / "en" / "reports" / campaign.name / "speed" / "index.html").is_file()
     assert "version e2e published" in capsys.readouterr().out
+    assert broken_internal_links(site) == []

@@ -133,6 +133,7 @@ class Directives:
         download_files: list[DownloadFile] = (),
         site_root: str = "",
         comparison: CrossCampaign | None = None,
+        report_pages: tuple[str, ...] = (),
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -145,6 +146,8 @@ class Directives:
         """Files the rendered directives need beside the page (docs path → bytes)."""
         self.comparison = comparison
         """The comparison of several campaigns a comparison page shows."""
+        self.report_pages = report_pages
+        """The pages the report has, in navigation order (links only to these)."""
 
     def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
         """Every public method: what content templates can call."""
@@ -612,6 +615,19 @@ class Directives:
     def measured_on(self) -> Markup:
         """The measured hardware (C-HARDWARE)."""
         return self._render("measured_on.html", report=self._require_report())
+
+    def see_also(self, *pages: str) -> Markup:
+        """Links to those of ``pages`` (``speed``, ``quality``, ``data`` …) that this
+        report has: a page never sends readers to a page the report does not have."""
+        report = self._require_report()
+        unknown = [page for page in pages if f"page.{page}" not in self.catalog.strings]
+        if unknown:
+            raise jinja2.TemplateRuntimeError(f"see_also: unknown page(s) {unknown}")
+        return self._render(
+            "see_also.html",
+            report=report,
+            pages=[page for page in pages if page in self.report_pages],
+        )
 
     def review(self) -> Markup:
         """Who reviewed the full answers (C-REVIEW)."""

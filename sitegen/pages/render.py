@@ -129,6 +129,7 @@ def render_docs(
                     reports,
                     downloads[report.slug],
                     site_root=_site_root(page, lang),
+                    report_pages=report_pages(report),
                 )
                 text = render(f"{lang}/report/{page}.md", directives)
                 if text is not None:
