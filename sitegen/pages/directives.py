@@ -25,7 +25,7 @@ from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.safe_json import script_json
-from sitegen.pages.schema import field_dictionary
+from sitegen.pages.schema import SCHEMA_MODELS, field_dictionary
 from sitegen.quality.suites import ALL_DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
@@ -682,4 +682,8 @@ class Directives:
 
     def data_dictionary(self) -> Markup:
         """Every field of the trial record with its documentation (from the model)."""
-        return self._render("data_dictionary.html", rows=field_dictionary(TrialRecord))
+        return self._render(
+            "data_dictionary.html",
+            rows=field_dictionary(TrialRecord),
+            schemas=[f"{name}.schema.json" for name in SCHEMA_MODELS],
+        )

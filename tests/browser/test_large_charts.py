@@ -28,7 +28,9 @@ def large_plan(name: str, repetitions: int):
                 context_capacity=512,
             ),
         ],
-        inputs=[InputSpec(id=f"speed-{i}", text=f"input {i}", max_output_tokens=8) for i in range(4)],
+        inputs=[
+            InputSpec(id=f"speed-{i}", text=f"input {i}", max_output_tokens=8) for i in range(4)
+        ],
         repetitions=repetitions,
         warmups=1,
     )
