@@ -1,6 +1,6 @@
 """Time the stratified bootstrap against a replicate-by-replicate reference.
 
-Reference shape (SPEC §4.3): 600 problems in 30 template strata, 3 seeds, B = 20,000.
+Reference shape (the reference report's quality evaluation): 600 problems in 30 template strata, 3 seeds, B = 20,000.
 Both implementations draw ``rng.integers(0, n_s, size=(B, n_s))`` per stratum, in
 stratum order, from the same ``Generator(PCG64(seed))``, so their lower bounds must
 agree; the script fails if they differ in the printed digits.

@@ -1,7 +1,7 @@
 """Time and peak memory of ``sitegen build`` on a seed-scale campaign: cold, again with
 nothing changed, and with ten times the records, side by side in one run.
 
-Seed scale (SPEC reference report): 2 conditions × 4 inputs × 50 repetitions = 400
+Seed scale (the reference report's size): 2 conditions × 4 inputs × 50 repetitions = 400
 speed trials, plus 600 problems (30 templates × 20) × 3 seeds × 2 conditions = 3,600
 answers. ``sitegen measure`` runs the plan on a synthetic engine registered for this
 benchmark only (the fake engine's timing with ~2 KB answers, signed by the store like any

@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/sitegen measure && .venv/bin/sitegen build
-echo "Open $(pwd)/site/index.html, or serve it: .venv/bin/python -m http.server -d site 8000"
+echo "Preview the site: .venv/bin/sitegen serve   (then open the printed http://127.0.0.1 address)"

@@ -208,9 +208,31 @@ def _schema(args: argparse.Namespace) -> None:
         print(path)
 
 
+def _serve(args: argparse.Namespace) -> None:
+    from sitegen.publish.serve import serve_site
+
+    def ready(url: str) -> None:
+        print(f"serving {args.site} at {url} (Ctrl+C stops)", flush=True)
+
+    try:
+        serve_site(args.site, args.port, ready)
+    except KeyboardInterrupt:
+        print("stopped")
+
+
+def installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sitegen")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sitegen", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--version", action="version", version=f"sitegen {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     measure = commands.add_parser(
@@ -271,6 +293,11 @@ def main(argv: list[str] | None = None) -> int:
     schema = commands.add_parser("schema", help="write the JSON Schemas of plans and records")
     schema.add_argument("--out", type=Path, default=Path("schema"), help="output directory")
     schema.set_defaults(func=_schema)
+
+    serve = commands.add_parser("serve", help="serve the built site on 127.0.0.1 for a preview")
+    serve.add_argument("--site", type=Path, default=Path("site"), help="built site directory")
+    serve.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    serve.set_defaults(func=_serve)
 
     args = parser.parse_args(argv)
     try:

@@ -1,4 +1,5 @@
-"""SPEC §4.6 speed reference values and the C-CONFDIFF rule for ratios."""
+"""Speed reference values (a real report's per-trial rates) and the C-CONFDIFF rule for
+ratios."""
 
 from __future__ import annotations
 

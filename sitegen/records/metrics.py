@@ -1,4 +1,5 @@
-"""SPEC §3 metric definitions, applied to an engine's stream. Pure functions."""
+"""The metric definitions (the method page states them), applied to an engine's stream.
+Pure functions."""
 
 from __future__ import annotations
 

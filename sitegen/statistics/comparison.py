@@ -1,4 +1,4 @@
-"""Comparisons across campaigns (SPEC §5.1): a declared set of campaigns, their medians
+"""Comparisons across campaigns: a declared set of campaigns, their medians
 side by side, and every field in which they differ.
 
 A ratio is offered only when the campaigns differ in the declared factor alone

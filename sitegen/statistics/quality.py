@@ -1,4 +1,4 @@
-"""Quality statistics over paired off/on results (SPEC §4.2–4.4).
+"""Quality statistics over paired off/on results.
 
 Input: one row per scored answer with at least the columns
 
@@ -354,7 +354,7 @@ def non_inferiority(
     n_boot: int = 20_000,
     alpha: float = 0.05,
 ) -> NonInferiorityResult:
-    """Pre-registered non-inferiority test of on vs off (SPEC §4.3).
+    """Pre-registered non-inferiority test of on vs off.
 
     d = accuracy(on) − accuracy(off), first averaged per problem over its seeds; the
     problem is the unit. Stratified bootstrap: problems are resampled with replacement

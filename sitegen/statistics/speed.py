@@ -1,4 +1,4 @@
-"""Speed statistics: pure functions from trial tables to summaries (SPEC §4.5)."""
+"""Speed statistics: pure functions from trial tables to summaries."""
 
 from __future__ import annotations
 

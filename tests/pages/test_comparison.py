@@ -1,4 +1,4 @@
-"""Reports over several campaigns (SPEC §5.1): medians side by side, every differing
+"""Reports over several campaigns: medians side by side, every differing
 field listed, a ratio only when exactly the declared factor differs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Precision and limits beside every figure (SPEC §4.5, §4.6; issue 12).
+"""Precision and limits beside every figure (issue 12).
 
 The campaign carries the seed report's published per-trial generation rates (H100×2,
 llama.cpp), so the rendered pages must print the seed's medians to the digit: tok/s with 2

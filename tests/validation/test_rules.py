@@ -1,4 +1,4 @@
-"""Each caveat rule with a passing and a failing case (SPEC §5).
+"""Each caveat rule with a passing and a failing case.
 
 Page rules are checked on the rendered pages of a campaign (fake-engine records
 relabelled as a real engine); a failing case removes or alters what a directive
