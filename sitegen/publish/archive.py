@@ -21,6 +21,7 @@ from markupsafe import escape
 from sitegen.errors import ArchiveError
 from sitegen.site_layout import (
     LATEST_ALIAS,
+    SHARED_ASSETS,
     VERSION_MANIFEST,
     VERSIONS_DIR,
     VERSIONS_FILE,
@@ -178,22 +179,33 @@ def versions_json(versions: list[PublishedVersion]) -> bytes:
     return (json.dumps(entries, ensure_ascii=False, indent=1) + "\n").encode()
 
 
-def redirect_page(target: str, csp: str) -> bytes:
-    """A page that sends the reader to ``target`` (relative URL) without any script."""
+REDIRECT_SCRIPT = "js/redirect.js"
+"""The redirect pages' script under the shared assets: over HTTP a redirect keeps the
+directory URL; from the file system it adds ``index.html`` (a folder shows a listing)."""
+
+
+def redirect_page(target: str, csp: str, root: str, notice: str) -> bytes:
+    """A page that sends the reader to ``target`` (a relative directory URL). ``root`` is
+    the relative path to the site root; ``notice`` the page's HTML text (both languages).
+    Without scripts a refresh goes to the ``index.html``, which works over HTTP and from
+    files alike."""
     href = escape(target)
     return (
         "<!doctype html>\n"
         '<html><head><meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
         '<meta name="robots" content="noindex">\n'
-        f'<meta http-equiv="refresh" content="0; url={href}">\n'
-        f'<title>{href}</title></head>\n<body><p><a href="{href}">{href}</a></p></body></html>\n'
+        '<link rel="icon" href="data:,">\n'
+        f'<script src="{root}{SHARED_ASSETS}/{REDIRECT_SCRIPT}" data-target="{href}"></script>\n'
+        f'<noscript><meta http-equiv="refresh" content="0; url={href}index.html"></noscript>\n'
+        f"<title>{href}</title></head>\n"
+        f'<body><p><a href="{href}index.html">{href}</a></p>\n{notice}</body></html>\n'
     ).encode()
 
 
-def write_root(site: Path, versions: list[PublishedVersion], csp: str) -> None:
+def write_root(site: Path, versions: list[PublishedVersion], csp: str, notice: str) -> None:
     """Files outside the version directories: version lists, ``latest/`` and the root
-    redirect. ``site`` already holds every version directory."""
+    redirect (``notice``: its text). ``site`` already holds every version directory."""
     listing = versions_json(versions)
     (site / VERSIONS_FILE).write_bytes(listing)
     (site / VERSIONS_DIR / VERSIONS_FILE).write_bytes(listing)
@@ -206,7 +218,7 @@ def write_root(site: Path, versions: list[PublishedVersion], csp: str) -> None:
         target = "../" * depth + f"{VERSIONS_DIR}/{newest.label}/{folder}"
         path = site / LATEST_ALIAS / page
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(redirect_page(target, csp))
-    (site / "index.html").write_bytes(redirect_page(f"{LATEST_ALIAS}/", csp))
+        path.write_bytes(redirect_page(target, csp, "../" * depth, ""))
+    (site / "index.html").write_bytes(redirect_page(f"{LATEST_ALIAS}/", csp, "", notice))
     # mkdocs writes 404.html with links from the site root, so it serves the whole site.
     (site / "404.html").write_bytes((site / VERSIONS_DIR / newest.label / "404.html").read_bytes())

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
+from markupsafe import escape
+
 from sitegen.errors import ArchiveError
 from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, VersionBuild, render_version
 from sitegen.publish.archive import (
@@ -71,13 +73,23 @@ def publish_version(
         for other in published:
             link_tree(home.site / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
         _write_shared(home.site, site, published, shared)
-        write_root(site, [*published, version], CONTENT_SECURITY_POLICY)
+        write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build))
         write_build_marker(site, marker)
         kill_point("after-release-written")
         switch(home, site)
         return "published"
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def root_notice(build: VersionBuild) -> str:
+    """The root page's text in every language: where it goes, and how to open the site
+    from files (a version's pages open from their ``index.html``; search and the version
+    menu need a web server, e.g. ``sitegen serve``)."""
+    return "".join(
+        f'<p lang="{lang}">{escape(catalog.t("root.opening"))} {escape(catalog.t("root.files"))}</p>\n'
+        for lang, catalog in build.catalogs.items()
+    )
 
 
 def _require_identical(existing: PublishedVersion, version: PublishedVersion) -> None:

@@ -73,7 +73,7 @@ CHROMIUM_ARGS = (
 DEFAULT_TIMEOUT_MS = 10_000
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 #: Schemes that never touch the network.
-LOCAL_SCHEMES = frozenset({"data", "blob", "about", "chrome", "chrome-error", "devtools"})
+LOCAL_SCHEMES = frozenset({"data", "blob", "about", "chrome", "chrome-error", "devtools", "file"})
 
 
 class ChromiumNotInstalled(RuntimeError):

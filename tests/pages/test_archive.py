@@ -66,10 +66,14 @@ def archive(tmp_path_factory) -> Archive:
 
 
 def _refresh_target(page: Path) -> Path:
-    """Where a redirect page sends the reader, as a path on disk."""
-    match = re.search(r'http-equiv="refresh" content="0; url=([^"]+)"', page.read_text())
-    assert match, page
-    return (page.parent / match.group(1)).resolve()
+    """Where a redirect page sends the reader, as a directory on disk: its script's
+    target (a directory URL), which its refresh without scripts names with index.html."""
+    text = page.read_text()
+    scripted = re.search(r'data-target="([^"]+)"', text)
+    refresh = re.search(r'http-equiv="refresh" content="0; url=([^"]+)"', text)
+    assert scripted and refresh, page
+    assert refresh.group(1) == scripted.group(1) + "index.html"
+    return (page.parent / scripted.group(1)).resolve()
 
 
 def test_versions_layout_and_redirects(archive):
