@@ -81,10 +81,18 @@ class DataError(SitegenError):
         super().__init__("\n".join(lines))
 
 
+def error_message(error: dict) -> str:
+    """A pydantic error's message without pydantic's "Value error, " prefix."""
+    return error["msg"].removeprefix("Value error, ")
+
+
 def pydantic_issues(exc: ValidationError, where: str) -> list[Issue]:
     """One issue per pydantic error, located as ``where → field.path``."""
     return [
-        Issue(f"{where} → {'.'.join(str(p) for p in error['loc']) or '(record)'}", error["msg"])
+        Issue(
+            f"{where} → {'.'.join(str(p) for p in error['loc']) or '(the whole file)'}",
+            error_message(error),
+        )
         for error in exc.errors()
     ]
 

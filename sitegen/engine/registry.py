@@ -16,7 +16,7 @@ from sitegen.engine.options import (
     LlamaCppHttpOptions,
     OpenAIOptions,
 )
-from sitegen.errors import ConfigError
+from sitegen.errors import ConfigError, error_message
 
 if TYPE_CHECKING:
     from sitegen.engine.base import Engine
@@ -131,7 +131,7 @@ def _option_problems(exc: ValidationError) -> tuple[list[str], list[str]]:
             unknown.append(key)
         elif key not in invalid:
             if error["type"] == "value_error":  # our own validators quote the value
-                message = error["msg"].removeprefix("Value error, ")
+                message = error_message(error)
             else:
                 message = f"{error['msg'][:1].lower()}{error['msg'][1:]} (got {error['input']!r})"
             invalid[key] = f"option '{key}': {message}"

@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from sitegen.errors import ConfigError, Issue, pydantic_issues
+from sitegen.errors import ConfigError, Issue, error_message, pydantic_issues
 from sitegen.models import StrictModel
 from sitegen.plan.models import ConditionSpec, InputSpec, SamplingOverride, SpeculativeSpec
 
@@ -212,9 +212,10 @@ def _expand_section(
             for error in exc.errors():
                 field = ".".join(str(part) for part in error["loc"]) or "(entry)"
                 # The same mistake shows in many combinations: report it once.
-                if (field, error["msg"]) not in reported:
-                    reported.add((field, error["msg"]))
-                    issues.append(Issue(f"{where} [{chosen}] → {field}", error["msg"]))
+                message = error_message(error)
+                if (field, message) not in reported:
+                    reported.add((field, message))
+                    issues.append(Issue(f"{where} [{chosen}] → {field}", message))
             continue
         entry_id = "-".join(
             level.label or section.labels[level.factor](getattr(entry, level.factor))

@@ -8,12 +8,28 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual
 
 PLAN_SCHEMA_VERSION = 1
+
+MAX_SEED = 2**32 - 2
+"""Largest request seed: engines take a 32-bit seed, and llama.cpp reads 2³² − 1 as
+"pick a random seed"."""
+MAX_PLANNED_REQUESTS = 1_000_000
+"""Requests one plan may ask for (trials, warm-ups and quality pairs): beyond it, a typo
+(``repetitions: 1e9``) would only exhaust memory before anything runs."""
+MAX_TITLE_CHARACTERS = 200
+"""A report title is a heading, not a document."""
+
+
+class PlanModel(StrictModel):
+    """A part of a plan: finite numbers only (``.inf`` or ``.nan`` reach no engine)."""
+
+    model_config = ConfigDict(**StrictModel.model_config, allow_inf_nan=False)
+
 
 SpeculativeMode = Literal[
     "off",
@@ -26,17 +42,17 @@ SpeculativeMode = Literal[
 ]
 
 
-class SpeculativeSpec(StrictModel):
+class SpeculativeSpec(PlanModel):
     """Speculative decoding exactly as configured on the engine."""
 
     mode: SpeculativeMode = "off"
     """``off``; ``draft-mtp`` (the model's MTP heads); ``draft`` (a separate draft model);
     ``ngram-*`` (self-speculative lookup in the token history, no extra model)."""
-    draft_max: int | None = Field(default=None, ge=1)
+    draft_max: int | None = Field(default=None, ge=1, le=256)
     """Maximum number of draft tokens proposed per step (``None`` when ``mode`` is off)."""
-    draft_min: int | None = Field(default=None, ge=0)
+    draft_min: int | None = Field(default=None, ge=0, le=256)
     """Minimum number of draft tokens before a draft is verified (engine default if unset)."""
-    ngram_size: int | None = Field(default=None, ge=1)
+    ngram_size: int | None = Field(default=None, ge=1, le=1024)
     """For ``ngram-*`` modes: the length of the n-gram looked up in the history."""
     draft_model: str | None = None
     """For ``draft``: the draft model file or directory."""
@@ -55,7 +71,7 @@ class SpeculativeSpec(StrictModel):
         return "off" if self.mode == "off" else f"{self.mode} (≤{self.draft_max})"
 
 
-class SamplingSpec(StrictModel):
+class SamplingSpec(PlanModel):
     """Sampling settings of every request of the plan (a condition may override temperature,
     top_p and top_k); the seed varies per trial."""
 
@@ -65,13 +81,13 @@ class SamplingSpec(StrictModel):
     """Nucleus sampling threshold (1 disables it)."""
     top_k: int = Field(default=0, ge=0)
     """Top-k cut-off (0 disables it)."""
-    seed_base: int = Field(default=1234, ge=0)
+    seed_base: int = Field(default=1234, ge=0, le=MAX_SEED)
     """Seed of repetition 0; repetition r uses ``seed_base + r × seed_stride``."""
-    seed_stride: int = Field(default=100_000, ge=1)
+    seed_stride: int = Field(default=100_000, ge=1, le=MAX_SEED)
     """Distance between the seeds of successive repetitions (reference: 100,000)."""
 
 
-class SamplingOverride(StrictModel):
+class SamplingOverride(PlanModel):
     """A condition's own sampling settings (e.g. a temperature sweep); unset fields keep
     the plan's. Seeds stay plan-wide so every condition runs the same seeds."""
 
@@ -83,7 +99,7 @@ class SamplingOverride(StrictModel):
     """Top-k cut-off of this condition (``None``: the plan's)."""
 
 
-class ModelSpec(StrictModel):
+class ModelSpec(PlanModel):
     """Which model file is measured."""
 
     name: str
@@ -99,16 +115,16 @@ class ModelSpec(StrictModel):
     engine refuses a model it cannot hash."""
 
 
-class ConditionSpec(StrictModel):
+class ConditionSpec(PlanModel):
     """One engine configuration; the model is loaded once per condition."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Stable identifier used in trial ids and file names."""
     speculative: SpeculativeSpec = SpeculativeSpec()
     """Speculative decoding of this condition."""
-    context_capacity: int = Field(ge=64)
+    context_capacity: int = Field(ge=64, le=16_777_216)
     """Allocated context (tokens), distinct from the filled input length."""
-    threads: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1, le=512)
     """CPU threads for the engine (``None``: the engine's default)."""
     engine_options: dict[str, str | int | float | bool] = {}
     """Further engine-specific settings, recorded as flags; the keys, types and defaults are
@@ -120,47 +136,47 @@ class ConditionSpec(StrictModel):
     """This condition's own model file (``None``: the plan's), e.g. an MTP variant shipped
     as a separate file; conditions with different model files are a configuration
     comparison, never a factor-only one."""
-    concurrency: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=1, ge=1, le=1024)
     """Requests in flight at once. Above 1, every measured round (one input × repetition)
     sends this many requests together, one per simulated user (user k's seed is the
     round's seed + k); each is its own record, and the round's aggregate rate (all tokens
     ÷ round time) is recorded beside each request's own rate. Warm-ups run alone."""
 
 
-class InputSpec(StrictModel):
+class InputSpec(PlanModel):
     """One prompt: material and question, padded with filler to a target length."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Stable identifier used in trial ids."""
     text: str
     """The material and question placed after the filler."""
-    target_prompt_tokens: int | None = Field(default=None, ge=1)
+    target_prompt_tokens: int | None = Field(default=None, ge=1, le=16_777_216)
     """Input length to reach with filler (``None``: the text as it is)."""
-    max_output_tokens: int = Field(ge=1)
+    max_output_tokens: int = Field(ge=1, le=16_777_216)
     """Output cap for this input."""
 
 
-class DocumentSpec(StrictModel):
+class DocumentSpec(PlanModel):
     """A document task: synthetic business records with several scored items."""
 
-    task_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    task_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Stable identifier (also the trial's input id)."""
-    n_records: int = Field(ge=1)
+    n_records: int = Field(ge=1, le=100_000)
     """Records in the material (reference: 50 at 4K, 600 at 32K)."""
     seed: int = Field(ge=0)
     """Generator seed."""
-    target_prompt_tokens: int | None = Field(default=None, ge=1)
+    target_prompt_tokens: int | None = Field(default=None, ge=1, le=16_777_216)
     """Input length reached with filler (``None``: no filler)."""
-    max_output_tokens: int = Field(ge=1)
+    max_output_tokens: int = Field(ge=1, le=16_777_216)
     """Output cap."""
 
 
-class QualitySpec(StrictModel):
+class QualitySpec(PlanModel):
     """A paired quality evaluation: every problem × seed runs with the factor off and on."""
 
-    suite_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    suite_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Suite identifier (part of every problem id's namespace)."""
-    per_template: int = Field(ge=1)
+    per_template: int = Field(ge=1, le=100_000)
     """Problems generated per template (reference: 20 → 600 problems)."""
     suite_seed: int = Field(ge=0)
     """Seed of the deterministic problem generator."""
@@ -171,9 +187,9 @@ class QualitySpec(StrictModel):
     generator output refuses to run or build."""
     documents: list[DocumentSpec] = []
     """Document tasks run as pairs too (per-item scoring)."""
-    seeds: int = Field(default=3, ge=1)
+    seeds: int = Field(default=3, ge=1, le=1_000)
     """Seeds per problem: ``seed_base + k × seed_stride`` for k < seeds."""
-    max_output_tokens: int = Field(ge=1)
+    max_output_tokens: int = Field(ge=1, le=16_777_216)
     """Output cap of a problem answer."""
     off_condition: str
     """Condition id with the factor off."""
@@ -183,13 +199,13 @@ class QualitySpec(StrictModel):
     """Order within each pair: always off first, or alternating from pair to pair."""
     margin: float = Field(default=0.02, gt=0, lt=1)
     """Non-inferiority margin as a proportion (0.02 = 2 percentage points)."""
-    bootstrap_resamples: int = Field(default=20_000, ge=100)
+    bootstrap_resamples: int = Field(default=20_000, ge=100, le=1_000_000)
     """Bootstrap replicates B."""
     bootstrap_seed: int = Field(default=20_260_101, ge=0)
     """RNG seed of the bootstrap (recorded for reproducibility)."""
 
 
-class DispersionSpec(StrictModel):
+class DispersionSpec(PlanModel):
     """How spread and outliers are treated, declared before measuring (a choice made after
     seeing the data would be a post-hoc analysis)."""
 
@@ -197,7 +213,7 @@ class DispersionSpec(StrictModel):
     """``iqr-1.5``: a trial whose generation rate lies more than 1.5 × IQR outside the
     quartiles of its condition and input is labelled an outlier on charts and tables. It
     is never dropped: every statistic still includes it. ``none``: nothing is labelled."""
-    bootstrap_resamples: int = Field(default=2_000, ge=100)
+    bootstrap_resamples: int = Field(default=2_000, ge=100, le=1_000_000)
     """Bootstrap replicates B for the confidence interval of each median ratio."""
     bootstrap_seed: int = Field(default=20_260_101, ge=0)
     """RNG seed of that bootstrap (recorded, so the interval is reproducible)."""
@@ -205,7 +221,7 @@ class DispersionSpec(StrictModel):
     """Confidence level of the interval (percentile bootstrap)."""
 
 
-class TelemetrySpec(StrictModel):
+class TelemetrySpec(PlanModel):
     """Device telemetry sampled during every request."""
 
     interval_s: float = Field(default=0.1, ge=0.01, le=10)
@@ -214,7 +230,7 @@ class TelemetrySpec(StrictModel):
     time instead."""
 
 
-class SpeculationHealthSpec(StrictModel):
+class SpeculationHealthSpec(PlanModel):
     """When speculation counts as working. A speculative condition outside these bounds gets
     no ratio as a speculation effect (C-SPECHEALTH); the page says what was observed.
     Zero drafts proposed always counts as inactive."""
@@ -227,12 +243,12 @@ class SpeculationHealthSpec(StrictModel):
     75 GiB per GPU: above it the drafter may not have loaded (``None``: no limit)."""
 
 
-class Plan(StrictModel):
+class Plan(PlanModel):
     """A measurement campaign, fixed before anything runs (pre-registration)."""
 
     schema_version: Literal[1] = PLAN_SCHEMA_VERSION
     """Version of this plan format."""
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Campaign name; the campaign directory is ``<name>-<first 12 hex of the plan hash>``."""
     title: Bilingual
     """Report title in each language."""
@@ -252,9 +268,9 @@ class Plan(StrictModel):
     """Sampling settings (a condition's ``sampling`` overrides parts of them)."""
     template_kwargs: dict[str, str | int | float | bool] = {}
     """Chat-template arguments (e.g. reasoning effort, thinking on/off)."""
-    repetitions: int = Field(default=3, ge=1)
+    repetitions: int = Field(default=3, ge=1, le=100_000)
     """Measured trials per condition and input."""
-    warmups: int = Field(default=1, ge=0)
+    warmups: int = Field(default=1, ge=0, le=1_000)
     """Warm-up requests per condition, kept as records and excluded from statistics."""
     order: Literal["sequential", "interleaved"] = "sequential"
     """``sequential``: one block per condition, in the order of ``conditions``;
@@ -265,7 +281,7 @@ class Plan(StrictModel):
     repetition, e.g. an off/on pair). ``alternate`` reverses the listed order on odd
     repetitions so neither condition always runs second; ``as-listed`` never reverses it.
     An interleaved plan that leaves it out gets ``alternate``; ``None`` for sequential plans."""
-    prompt_tolerance_tokens: int = Field(default=4, ge=0)
+    prompt_tolerance_tokens: int = Field(default=4, ge=0, le=1_000_000)
     """Allowed distance between actual and target input length; a miss fails the trial."""
     filler: str = (
         "参考ログ（回答には使用しないこと / reference log, not to be used for the answer）: "
@@ -274,7 +290,7 @@ class Plan(StrictModel):
     """Filler sentence repeated before the material to reach the target length."""
     record_env: list[str] = ["CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "OMP_NUM_THREADS"]
     """Environment variables whose values are recorded in every record."""
-    request_timeout_s: float = Field(default=600.0, gt=0)
+    request_timeout_s: float = Field(default=600.0, gt=0, le=86_400)
     """A request running longer is stopped and recorded as failed."""
     quality: QualitySpec | None = None
     """Paired quality evaluation (``None``: speed only)."""
@@ -320,6 +336,42 @@ class Plan(StrictModel):
                     "quality.off_condition and quality.on_condition must sample alike; "
                     "their conditions' sampling differs"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _title_is_a_title(self) -> Plan:
+        for lang, title in self.title.model_dump().items():
+            if len(title) > MAX_TITLE_CHARACTERS:
+                raise ValueError(
+                    f"title.{lang} has {len(title):,} characters; a title has at most "
+                    f"{MAX_TITLE_CHARACTERS}"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _within_bounds(self) -> Plan:
+        users = max(c.concurrency for c in self.conditions)
+        rounds = max(self.repetitions, self.quality.seeds if self.quality else 1)
+        largest_seed = self.sampling.seed_base + (rounds - 1) * self.sampling.seed_stride
+        if largest_seed + users - 1 > MAX_SEED:
+            raise ValueError(
+                f"the largest request seed would be {largest_seed + users - 1:,}, above "
+                f"{MAX_SEED:,} (engines take a 32-bit seed): lower sampling.seed_base, "
+                "sampling.seed_stride or the repetitions"
+            )
+        requests = len(self.conditions) * (
+            self.warmups + len(self.inputs) * self.repetitions * users
+        )
+        if self.quality is not None:
+            from sitegen.quality.suites import TEMPLATES  # the suite generator, on demand
+
+            templates = len(self.quality.templates or TEMPLATES)
+            items = self.quality.per_template * templates + len(self.quality.documents)
+            requests += 2 * self.quality.seeds * items
+        if requests > MAX_PLANNED_REQUESTS:
+            raise ValueError(
+                f"{requests:,} requests planned; a plan asks for at most {MAX_PLANNED_REQUESTS:,}"
+            )
         return self
 
     @model_validator(mode="after")

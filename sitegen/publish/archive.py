@@ -32,10 +32,11 @@ _MANIFEST_SCHEMA_VERSION = 1
 
 
 def check_label(label: str) -> str:
-    if not _LABEL.fullmatch(label) or label == LATEST_ALIAS:
+    if not _LABEL.fullmatch(label) or label in (LATEST_ALIAS, VERSIONS_FILE):
         raise ArchiveError(
             f"version label '{label}' is not allowed: use letters, digits, '.', '_' and '-' "
-            f"(at most 64, starting with a letter or digit), and not '{LATEST_ALIAS}'"
+            f"(at most 64, starting with a letter or digit), and not '{LATEST_ALIAS}' or "
+            f"'{VERSIONS_FILE}'"
         )
     return label
 

@@ -254,7 +254,7 @@ def test_round_order_is_stated_in_interleaved_plans():
         ),
         (
             "conditions: {common: {context_capacity: 512}, vary: {speculative: [{mode: off, draft_max: 3}]}}",
-            "grid.conditions [speculative.0] → speculative: Value error, draft_max must be unset",
+            "grid.conditions [speculative.0] → speculative: draft_max must be unset",
         ),
         (
             "inputs: {common: {text: t, max_output_tokens: 8}, vary: {target_prompt_tokens: [8192, 8193]}}",
@@ -272,7 +272,7 @@ def test_round_order_is_stated_in_interleaved_plans():
         ("inputs: {vary: {}}", "grid → inputs.vary: Dictionary should have at least 1 item"),
         (
             "inputs: {common: {text: t}, vary: {max_output_tokens: 8}}",
-            "grid → inputs.vary: Value error, factor 'max_output_tokens' needs a list of values",
+            "grid → inputs.vary: factor 'max_output_tokens' needs a list of values",
         ),
     ],
 )

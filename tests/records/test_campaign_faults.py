@@ -223,7 +223,7 @@ def test_unreadable_manifest_is_refused(tmp_path, plan, plan_file, capsys):
     before = (directory / "records.jsonl").read_bytes()
     assert _measure(plan_file, tmp_path) == 2
     message = _error(capsys)
-    assert message.startswith(f"{directory / 'manifest.json'} → (record): Invalid JSON")
+    assert message.startswith(f"{directory / 'manifest.json'} → (the whole file): Invalid JSON")
     assert (directory / "records.jsonl").read_bytes() == before
 
 
