@@ -43,19 +43,13 @@ exit status:
 """
 
 
-def _progress_line(index: int, total: int, record, prefix: str = "", redraw: bool = False):
-    """One trial's progress line on stderr: a bar, the trial and its rate or failure."""
+def _progress_line(index: int, total: int, record, prefix: str = "") -> None:
+    """One finished trial of a fleet run on stderr (campaigns interleave, one line each)."""
     metrics = record.metrics
-    rate = f"{metrics.gen_tps:6.1f} tok/s" if metrics and metrics.gen_tps else "      -"
-    status = "FAILED " + (record.failure_reason or "") if record.status == "failed" else ""
-    bar = "#" * (20 * index // total)
-    redraw = redraw and sys.stderr.isatty() and not status and index < total
-    print(
-        f"\r{prefix}[{bar:<20}] {index}/{total} {record.trial_id:<28} {rate} {status}",
-        end="" if redraw else "\n",
-        file=sys.stderr,
-        flush=True,
-    )
+    rate = f"{metrics.gen_tps:.1f} tok/s" if metrics and metrics.gen_tps else "-"
+    status = "FAILED " + (record.failure_reason or "") if record.status == "failed" else rate
+    percent = 100 * index // max(total, 1)
+    print(f"{prefix}{index}/{total} {percent}% {record.trial_id} {status}", file=sys.stderr)
 
 
 def _print_result(result, elapsed_s: float | None) -> None:
@@ -87,15 +81,15 @@ def _measure(args: argparse.Namespace) -> int:
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
+    from sitegen.progress import MeasureDisplay
+
     plans = [load_plan(args.plan)] if args.plan else DEMO_PLANS
-
-    def progress(index: int, total: int, record) -> None:
-        _progress_line(index, total, record, redraw=True)
-
+    display = MeasureDisplay()
     code = EXIT_OK
     for plan in plans:
         started = time.monotonic()
-        result = run_campaign(plan, args.data, progress=progress)
+        with display.campaign(plan.name) as shown:
+            result = run_campaign(plan, args.data, progress=shown.trial, phase=shown.phase)
         _print_result(result, time.monotonic() - started)
         if result.incomplete:
             print(

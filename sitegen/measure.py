@@ -30,7 +30,12 @@ from sitegen.engine.base import Engine, EngineDescription, GenerationRequest, St
 from sitegen.engine.llamacpp_embedded import cpu_name
 from sitegen.engine.memory import MemoryProbe, PeakMemorySampler, ProcessRssProbe
 from sitegen.engine.nvml import nvml_cuda_version
-from sitegen.engine.registry import get_engine_class, validate_engine_options
+from sitegen.engine.options import ServerOptions
+from sitegen.engine.registry import (
+    get_engine_class,
+    parse_engine_options,
+    validate_engine_options,
+)
 from sitegen.engine.telemetry import ProcessCpuTime, TelemetrySampler, nvml_telemetry_probes
 from sitegen.errors import SitegenError, StorageError
 from sitegen.plan.expand import TrialSpec, expand_trials
@@ -91,9 +96,17 @@ class CampaignResult:
 
 
 Progress = Callable[[int, int, TrialRecord], None]
+"""Called after each record is appended: (trials done, trials to do, the record). Trials
+a stopped condition leaves pending count as done, so the total never changes."""
+Phase = Callable[[str, str, str], None]
+"""Called when a condition enters a phase: (condition id, phase, detail). Phases:
+``loading`` (the engine loads its model or waits for its server; detail: what, and for
+how long at most), ``warm-up``, ``measuring``, ``stopped`` (detail: why)."""
 
 
-def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -> CampaignResult:
+def run_campaign(
+    plan: Plan, data_dir: Path, progress: Progress | None = None, phase: Phase | None = None
+) -> CampaignResult:
     """Attempt every planned trial without an ok record, appending one record per attempt.
 
     Nothing is created on disk for an invalid plan or engine option. The campaign is
@@ -102,7 +115,7 @@ def run_campaign(plan: Plan, data_dir: Path, progress: Progress | None = None) -
     validate_engine_options(plan)
     engine_class = get_engine_class(plan.engine)
     with CampaignStore.open(data_dir / CAMPAIGNS_DIR, plan) as store:
-        result = _run(plan, store, engine_class, progress)
+        result = _run(plan, store, engine_class, progress, phase=phase)
         store.sign()  # covers what the engine logged after the last record
     return result
 
@@ -113,6 +126,7 @@ def _run(
     engine_class: type[Engine],
     progress: Progress | None,
     node: NodeInfo | None = None,
+    phase: Phase | None = None,
 ) -> CampaignResult:
     """``node``: the Ray node of a fleet run, recorded in every record's provenance."""
     latest = store.latest_attempts()
@@ -121,13 +135,13 @@ def _run(
     queue = with_resume_warmups(plan, pending, set(latest))
     planned_ids = {trial.trial_id for trial in pending}
     total = len(queue)
-    attempted = succeeded = failed = retried = 0
+    attempted = succeeded = failed = retried = left_pending = 0
     streaks: Counter[str] = Counter()
     stopped: list[StoppedCondition] = []
     stopped_ids: set[str] = set()
     rounds = planned_rounds(planned)
     with native_output_to(store.engine_log_path):
-        runner = _Runner(plan, store, engine_class, node)
+        runner = _Runner(plan, store, engine_class, node, phase)
         try:
             for position, needed in group_rounds(queue):
                 condition_id = needed[0].condition_id
@@ -151,14 +165,17 @@ def _run(
                         retried += record.trial_id in latest
                     streaks[condition_id] = streaks[condition_id] + 1 if engine_failed else 0
                     if progress:
-                        progress(attempted, total, record)
+                        progress(attempted + left_pending, total, record)
                 if streaks[condition_id] >= MAX_CONSECUTIVE_ENGINE_FAILURES:
                     # An outage: leave the condition's other trials pending, not burnt.
                     after = queue[position + len(needed) :]
                     rest = [t for t in after if t.condition_id == condition_id]
                     if rest:
-                        total -= len(rest)
+                        left_pending += len(rest)
                         stopped_ids.add(condition_id)
+                        if phase:
+                            reason = results[-1][0].failure_reason or ""
+                            phase(condition_id, "stopped", f"{len(rest)} left pending: {reason}")
                         stopped.append(
                             StoppedCondition(
                                 condition_id,
@@ -284,9 +301,13 @@ class _Runner:
         store: CampaignStore,
         engine_class: type[Engine],
         node: NodeInfo | None = None,
+        phase: Phase | None = None,
     ) -> None:
         self.plan = plan
         self.node = node
+        self.phase = phase or (lambda condition_id, phase, detail: None)
+        self.phases: dict[str, str] = {}
+        """The phase each condition was last reported in (reported once per change)."""
         self.store = store
         self.engine_class = engine_class
         self.engines: dict[str, Engine] = {}
@@ -301,6 +322,7 @@ class _Runner:
         """The loaded engine of ``condition``, or why it would not load. A failed load is
         not remembered: the next trial tries again, as an outage may be over."""
         if condition.id not in self.engines:
+            self._enter(condition.id, "loading", self._loading_detail(condition))
             try:
                 engine = self.engine_class(self.plan, condition)
             except SitegenError as exc:
@@ -308,6 +330,21 @@ class _Runner:
             self.engines[condition.id] = engine
             self.descriptions[condition.id] = engine.describe()
         return self.engines[condition.id]
+
+    def _enter(self, condition_id: str, phase: str, detail: str = "") -> None:
+        if self.phases.get(condition_id) != phase or phase == "loading":
+            self.phases[condition_id] = phase
+            self.phase(condition_id, phase, detail)
+
+    def _loading_detail(self, condition: ConditionSpec) -> str:
+        """What loading means for this condition: a server to wait for, or a model."""
+        options = parse_engine_options(self.plan.engine, condition)
+        if isinstance(options, ServerOptions):
+            return (
+                f"waiting for the server at {options.base_url} "
+                f"(up to {options.ready_timeout_s:g} s)"
+            )
+        return f"model {self.plan.model_for(condition).name}"
 
     def close_all(self, keep: set[str] = frozenset()) -> None:
         for condition_id in [c for c in self.engines if c not in keep]:
@@ -325,6 +362,7 @@ class _Runner:
         # Sequential blocks: free the previous condition's model before loading the next.
         self.close_all(keep=keep_loaded | {condition.id})
         engine = self.engine_for(condition)
+        self._enter(condition.id, "warm-up" if first.role == "warmup" else "measuring")
         spec = self.items[first.input_id]
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         recorded = [t for t in members if t.trial_id in attempts]

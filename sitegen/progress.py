@@ -1,0 +1,132 @@
+"""What ``sitegen measure`` shows while it runs (the terminal edge of the runner).
+
+On a terminal: a live display per campaign (rich), refreshed several times a second, so
+the elapsed time moves while a server loads or a long request runs: the condition and its
+phase, a bar with %, done/total, elapsed, ETA, the last generation rate and the failures
+so far. Elsewhere (a log file, CI): one plain line per finished trial and per phase.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import IO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from sitegen.records.models import TrialRecord
+
+
+def _rate(record: TrialRecord) -> str:
+    metrics = record.metrics
+    return f"{metrics.gen_tps:.1f} tok/s" if metrics and metrics.gen_tps else "-"
+
+
+@dataclass
+class CampaignProgress:
+    """One campaign's progress: what the runner reports goes to the display."""
+
+    name: str
+    display: MeasureDisplay
+    task: TaskID | None = None
+    condition: str = ""
+    phase_name: str = ""
+    failures: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def phase(self, condition_id: str, phase: str, detail: str = "") -> None:
+        self.condition, self.phase_name = condition_id, phase
+        self.display.phase(self, detail)
+
+    def trial(self, done: int, total: int, record: TrialRecord) -> None:
+        self.failures += record.status == "failed"
+        self.display.trial(self, done, total, record)
+
+    @property
+    def label(self) -> str:
+        where = f"{self.condition} · {self.phase_name}" if self.condition else "starting"
+        return f"{self.name}  {where}"
+
+
+class MeasureDisplay:
+    """Live on a terminal, plain lines elsewhere; ``stream`` defaults to the terminal as
+    it is now (measure points file descriptor 2 at the engine log while it runs, so the
+    display keeps its own copy)."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+        self.live = self.stream.isatty()
+        self.progress: Progress | None = None
+
+    @contextmanager
+    def campaign(self, name: str):
+        """The progress of one campaign while the block runs."""
+        campaign = CampaignProgress(name, self)
+        if not self.live:
+            yield campaign
+            return
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[rate]}  {task.fields[failures]}"),
+            console=Console(file=self.stream, stderr=True),
+        )
+        with self.progress:
+            campaign.task = self.progress.add_task(campaign.label, total=None, rate="", failures="")
+            yield campaign
+        self.progress = None
+
+    def phase(self, campaign: CampaignProgress, detail: str) -> None:
+        if self.progress is not None and campaign.task is not None:
+            self.progress.update(campaign.task, description=campaign.label)
+            if detail:
+                self.progress.console.print(Text(f"{campaign.label}: {detail}", style="dim"))
+            return
+        line = f"{campaign.name}: {campaign.condition} {campaign.phase_name}"
+        print(line + (f" ({detail})" if detail else ""), file=self.stream, flush=True)
+
+    def trial(self, campaign: CampaignProgress, done: int, total: int, record: TrialRecord):
+        failed = record.status == "failed"
+        if self.progress is not None and campaign.task is not None:
+            self.progress.update(
+                campaign.task,
+                completed=done,
+                total=total,
+                description=campaign.label,
+                rate=_rate(record),
+                failures=f"{campaign.failures} failed" if campaign.failures else "",
+            )
+            if failed:
+                message = f"FAILED {record.trial_id}: {record.failure_reason or ''}"
+                self.progress.console.print(Text(message, style="red"))
+            return
+        elapsed = time.monotonic() - campaign.started
+        eta = elapsed / done * (total - done) if done else 0.0
+        status = f"FAILED {record.failure_reason or ''}" if failed else _rate(record)
+        print(
+            f"{campaign.name}: {done}/{total} {100 * done // max(total, 1)}% "
+            f"elapsed {elapsed:.0f} s, ETA {eta:.0f} s  {record.trial_id}  {status}",
+            file=self.stream,
+            flush=True,
+        )
