@@ -35,6 +35,39 @@ class ProcessRssProbe:
             return int(statm.read().split()[1]) * _PAGE_MIB
 
 
+_TCP_LISTEN = "0A"
+"""The LISTEN state in ``/proc/net/tcp``."""
+
+
+def listening_pid(port: int) -> int | None:
+    """The process on this host that listens on TCP ``port`` (IPv4 or IPv6), when the
+    kernel lets this user see it (its own processes, or any as root); else ``None``."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as lines:
+                rows = [line.split() for line in lines.readlines()[1:]]
+        except OSError:
+            continue
+        for row in rows:
+            local, state, inode = row[1], row[3], row[9]
+            if state == _TCP_LISTEN and int(local.rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{inode}]")
+    if not inodes:
+        return None
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            descriptors = os.scandir(f"/proc/{entry.name}/fd")
+            with descriptors:
+                if any(os.readlink(fd.path) in inodes for fd in descriptors):
+                    return int(entry.name)
+        except OSError:  # gone, or not ours to look at
+            continue
+    return None
+
+
 class PeakMemorySampler:
     """Context manager: samples every probe each ``interval_s`` and keeps the maxima."""
 

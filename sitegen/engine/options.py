@@ -36,6 +36,12 @@ class EngineOptions(StrictModel):
         )
 
 
+def is_local(base_url: str) -> bool:
+    """Whether a server runs on this machine (its GPUs and processes are visible here)."""
+    host = urlsplit(base_url).hostname or ""
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
 class ServerOptions(EngineOptions):
     """Options shared by the engines that drive a running HTTP server."""
 

@@ -16,10 +16,10 @@ import httpx
 
 from sitegen.engine.base import Engine, EngineDescription
 from sitegen.engine.llamacpp_embedded import cpu_name
-from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
+from sitegen.engine.memory import MemoryProbe, ProcessRssProbe, listening_pid
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.nvml import nvml_devices, nvml_probes
-from sitegen.engine.options import ServerOptions
+from sitegen.engine.options import ServerOptions, is_local
 from sitegen.engine.sse import error_message
 from sitegen.errors import EngineError, SitegenError
 from sitegen.plan.models import ModelSpec
@@ -107,20 +107,17 @@ def _readable_model_path(source: str) -> Path | None:
     return local if os.access(local, os.R_OK) else None
 
 
-def is_local(base_url: str) -> bool:
-    """Whether the server runs on this machine (its GPUs and processes are visible here)."""
-    host = urlsplit(base_url).hostname or ""
-    return host == "localhost" or host == "::1" or host.startswith("127.")
-
-
 def server_memory_probes(base_url: str, server_pid: int | None) -> list[MemoryProbe]:
-    """NVML probes for a local server's GPUs; else the RSS of ``server_pid``; else none
-    (a remote server's memory is not visible from here)."""
+    """NVML probes for a local server's GPUs; else the RSS of ``server_pid``, or of the
+    process listening on the server's port; else none (a remote server's memory is not
+    visible from here)."""
     if not is_local(base_url):
         return []
     probes = nvml_probes()
-    if not probes and server_pid:
-        probes = [ProcessRssProbe(server_pid)]
+    if not probes:
+        parts = urlsplit(base_url)
+        pid = server_pid or listening_pid(parts.port or (443 if parts.scheme == "https" else 80))
+        probes = [ProcessRssProbe(pid)] if pid else []
     return probes
 
 

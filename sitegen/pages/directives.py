@@ -31,6 +31,7 @@ from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
+from sitegen.statistics.system import memory_gaps
 from sitegen.text import CONTROL_CHARACTERS
 from sitegen.validation.rules import load_rules
 
@@ -474,10 +475,15 @@ class Directives:
     def memory_table(self) -> Markup:
         """Peak memory per condition and device (GPU via NVML, CPU engines: process RSS)."""
         report = self._require_report()
+        rows = report.memory.to_dict("records")
+        measured_conditions = report.usable_speed_trials["condition_id"].unique()
         return self._render(
             "memory_table.html",
             report=report,
-            rows=report.memory.to_dict("records"),
+            rows=rows,
+            gaps=memory_gaps(
+                report.plan, {row["condition_id"] for row in rows}, measured_conditions
+            ),
             labels=report.condition_labels,
         )
 

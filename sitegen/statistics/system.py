@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import pandas as pd
 
+from sitegen.engine.options import is_local
 from sitegen.plan.models import Plan
 from sitegen.records.models import Provenance, TrialRecord
 from sitegen.statistics.trials import enters_statistics
@@ -256,3 +258,24 @@ def memory_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
     for name in ("attempt", "order_index"):
         frame[name] = frame[name].astype("int64")
     return frame
+
+
+MemoryGap = Literal["remote-server", "no-probe"]
+
+
+def memory_gaps(
+    plan: Plan, measured: Iterable[str], conditions: Iterable[str]
+) -> dict[str, MemoryGap]:
+    """Why each of ``conditions`` has no memory figure, those in ``measured`` aside: its
+    server runs on another host (its memory is not visible from the measuring host), or
+    no probe found the engine's memory here (no GPU through NVML and no server process
+    that this user may read)."""
+    by_id = {c.id: c for c in plan.conditions}
+    gaps: dict[str, MemoryGap] = {}
+    for condition_id in conditions:
+        if condition_id in measured or condition_id not in by_id:
+            continue
+        base_url = by_id[condition_id].engine_options.get("base_url")
+        remote = isinstance(base_url, str) and not is_local(base_url)
+        gaps[condition_id] = "remote-server" if remote else "no-probe"
+    return gaps

@@ -221,3 +221,17 @@ def test_unhashable_remote_model_needs_the_declaration(server_url, tmp_path):
     records = measure(make_plan(server_url, model=declared), tmp_path / "declared")
     assert all(r.status == "ok" for r in records), records[0].failure_reason
     assert records[0].provenance.model.sha256 == "unknown-remote"
+
+
+def test_a_local_server_without_a_pid_is_found_by_its_port(server_url):
+    """The listener runs in this test process: its RSS is the server's memory."""
+    plan = make_plan(server_url)
+    options = {k: v for k, v in plan.conditions[0].engine_options.items() if k != "server_pid"}
+    condition = plan.conditions[0].model_copy(update={"engine_options": options})
+    engine = LlamaCppHttp(plan, condition)
+    try:
+        (probe,) = engine.memory_probes()
+        assert probe.source == "process-rss" and probe.pid == os.getpid()
+        assert probe.read_mib() > 100
+    finally:
+        engine.close()
