@@ -622,7 +622,7 @@ class Directives:
         return self._render(
             "examples.html",
             examples=report.examples,
-            draw=annotations.random_examples,
+            draw=report.plan.examples,
             annotations=annotations,
         )
 

@@ -227,6 +227,17 @@ class SpeculationHealthSpec(StrictModel):
     75 GiB per GPU: above it the drafter may not have loaded (``None``: no limit)."""
 
 
+class ExamplesSpec(StrictModel):
+    """The random draw of example answers, registered before measuring so it cannot be
+    chosen after the answers are known."""
+
+    count: int = Field(default=3, ge=0)
+    """How many answers to draw from the measured, successful trials."""
+    seed: int = Field(default=0, ge=0)
+    """Seed of the draw (``random.Random(seed).sample`` over the trials in run order),
+    shown beside the examples."""
+
+
 class Plan(StrictModel):
     """A measurement campaign, fixed before anything runs (pre-registration)."""
 
@@ -284,6 +295,9 @@ class Plan(StrictModel):
     """Device telemetry during each request."""
     speculation_health: SpeculationHealthSpec = SpeculationHealthSpec()
     """Bounds of working speculation (C-SPECHEALTH)."""
+    examples: ExamplesSpec = ExamplesSpec()
+    """The random draw of example answers (C-EXAMPLE); plans registered before it existed
+    draw with the defaults."""
 
     @model_validator(mode="before")
     @classmethod

@@ -240,8 +240,9 @@ class Report:
 
     @cached_property
     def examples(self) -> ExampleDraw:
-        """Curated examples in declaration order, then ``count`` answers drawn with
-        ``random.Random(seed).sample`` from the usable trials in run order."""
+        """Curated examples in declaration order, then the plan's ``examples.count`` answers
+        drawn with ``random.Random(examples.seed).sample`` from the usable trials in run
+        order."""
         annotations = self.campaign.annotations
         records = self.campaign.records
         by_id = {r.trial_id: i for i, r in enumerate(records) if enters_statistics(r)}
@@ -250,7 +251,7 @@ class Report:
             (i for i, r in enumerate(records) if enters_statistics(r)),
             key=lambda i: records[i].order_index,
         )
-        draw = annotations.random_examples
+        draw = self.plan.examples
         drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
         views = example_views(
             self.plan,
