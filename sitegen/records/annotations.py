@@ -48,7 +48,7 @@ class PostHocAnalysis(StrictModel):
     """Why the analysis was added."""
     added_at: Annotated[datetime | date, BeforeValidator(_date_or_timestamp)]
     """When it was added: a real ISO 8601 date or timestamp (a timestamp without a zone is
-    UTC), later than the plan's registration (the campaign's first record); on the
+    UTC), later than the plan's registration (the manifest's ``registered_at``); on the
     registration day itself a timestamp is needed."""
 
 

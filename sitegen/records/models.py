@@ -403,6 +403,11 @@ class Manifest(StrictModel):
     """Campaign."""
     plan_sha256: str
     """Plan hash."""
+    registered_at: str | None = None
+    """When the campaign was created (UTC, ISO 8601): the plan's registration, written into
+    the first manifest before any request runs and kept by every later one; every record
+    starts after it (C-PLANNED). ``None`` in campaigns written before it was recorded,
+    whose registration is then the first record's start, as the method page states."""
     record_count: int = Field(ge=0)
     """Records in ``records.jsonl`` when the manifest was written."""
     artifacts: list[ArtifactEntry]

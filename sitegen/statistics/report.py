@@ -45,7 +45,6 @@ from sitegen.statistics.trials import (
     enters_statistics,
     excluded_counts,
     observed_run_order,
-    registration_time,
     trials_frame,
     usable,
 )
@@ -405,9 +404,8 @@ class Report:
 
     @property
     def registered_at(self) -> datetime | None:
-        """When the plan was registered: the first record's start (the plan file precedes
-        it)."""
-        return registration_time(self.campaign.records)
+        """When the plan was registered (``Campaign.registered_at``)."""
+        return self.campaign.registered_at
 
     @cached_property
     def run_order(self) -> RunOrder:

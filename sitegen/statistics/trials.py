@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from itertools import groupby
 from typing import Literal
 
@@ -200,10 +199,3 @@ def observed_run_order(records: Iterable[TrialRecord]) -> RunOrder:
     if len(runs) <= len(set(sequence)):
         return "sequential"
     return "interleaved" if max(runs) <= 2 else "mixed"
-
-
-def registration_time(records: Iterable[TrialRecord]) -> datetime | None:
-    """When the plan was registered, as the records can prove it: the start of the first
-    record (the plan file precedes it)."""
-    starts = [datetime.fromisoformat(r.started_at) for r in records]
-    return min(starts) if starts else None

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, DataError, Issue
 from sitegen.plan.items import make_suite, plan_items
-from sitegen.records.campaign import Campaign, verify_campaign
+from sitegen.records.campaign import Campaign, utc_time, verify_campaign
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
-from sitegen.statistics.trials import enters_statistics, registration_time
+from sitegen.statistics.trials import enters_statistics
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
 
@@ -29,16 +29,29 @@ if TYPE_CHECKING:
 
 @check("C-ENGINE", "campaign")
 def _engine_publishable(campaign: Campaign) -> list[Issue]:
-    return [
-        violation(
-            "C-ENGINE",
-            f"{campaign.record_location(i)} → provenance.engine.id",
-            f"engine '{r.provenance.engine.id}' is a test engine (or unknown) and can never "
-            "be published",
-        )
-        for i, r in enumerate(campaign.records)
-        if not is_publishable(r.provenance.engine.id)
-    ]
+    issues = []
+    planned = campaign.plan.engine
+    for i, r in enumerate(campaign.records):
+        where = f"{campaign.record_location(i)} → provenance.engine.id"
+        engine = r.provenance.engine.id
+        if not is_publishable(engine):
+            issues.append(
+                violation(
+                    "C-ENGINE",
+                    where,
+                    f"engine '{engine}' is a test engine (or unknown) and can never be published",
+                )
+            )
+        elif engine != planned:
+            issues.append(
+                violation(
+                    "C-ENGINE",
+                    where,
+                    f"engine '{engine}', but the plan runs condition '{r.condition_id}' on "
+                    f"'{planned}' (plan.json → engine)",
+                )
+            )
+    return issues
 
 
 @check("C-PLANNED", "campaign")
@@ -62,6 +75,24 @@ def _records_in_plan(campaign: Campaign) -> list[Issue]:
         if r.input_id not in inputs:
             issues.append(violation("C-PLANNED", f"{where} → input_id", "not an input of the plan"))
     return issues
+
+
+@check("C-PLANNED", "campaign")
+def _started_after_registration(campaign: Campaign) -> list[Issue]:
+    registered = campaign.manifest_registered_at
+    if registered is None:
+        return []  # a campaign from before the manifest recorded it: the first record's start
+    return [
+        violation(
+            "C-PLANNED",
+            f"{campaign.record_location(i)} → started_at",
+            f"started {r.started_at}, before the plan's registration ({registered.isoformat()}, "
+            "manifest.json → registered_at); a plan registered after measuring is not a "
+            "pre-registration",
+        )
+        for i, r in enumerate(campaign.records)
+        if utc_time(r.started_at) < registered
+    ]
 
 
 @check("C-PLANNED", "campaign")
@@ -219,7 +250,7 @@ def _post_hoc_declared(campaign: Campaign) -> list[Issue]:
     issues = []
     where = campaign.annotations_path
     quality = campaign.plan.quality
-    registered = registration_time(campaign.records)
+    registered = campaign.registered_at
     for i, analysis in enumerate(campaign.annotations.post_hoc):
         if quality is None:
             issues.append(

@@ -1,0 +1,97 @@
+"""Pre-registration that cannot be re-done quietly: the plan's registration time is the
+campaign manifest's first entry and every record starts after it (C-PLANNED); a record's
+engine is the plan's (C-ENGINE)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import render_site
+from sitegen.errors import DataError
+from sitegen.measure import run_campaign
+from sitegen.records.campaign import MANIFEST_FILE, RECORDS_FILE, CampaignStore, read_campaign
+from sitegen.records.models import Manifest
+from tests.conftest import make_plan
+from tests.sitefixtures import publishable_campaign, read_records, resign, write_records
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def _manifest(directory: Path) -> Manifest:
+    return Manifest.model_validate_json((directory / MANIFEST_FILE).read_bytes())
+
+
+def test_the_registration_is_recorded_when_the_campaign_is_created_and_kept(tmp_path):
+    plan = make_plan()
+    directory = run_campaign(plan, tmp_path).directory
+    registered = _manifest(directory).registered_at
+    starts = [r["started_at"] for r in read_records(directory / RECORDS_FILE)]
+    assert registered is not None
+    assert all(datetime.fromisoformat(registered) <= datetime.fromisoformat(s) for s in starts)
+    with CampaignStore.open(tmp_path / "campaigns", plan):
+        pass  # a resumed campaign keeps its registration
+    assert _manifest(directory).registered_at == registered
+
+
+def test_a_plan_registered_again_after_measuring_is_refused(tmp_path):
+    """The audit's case: the plan is registered anew after measuring (its trials re-stamped
+    with the new plan hash, start times kept) with a slow trial dropped."""
+    data = tmp_path / "data"
+    measured = publishable_campaign(data, make_plan(name="first"))
+    records = read_records(measured)
+    shutil.rmtree(measured.parent)
+    later = make_plan(name="first", engine="llamacpp-embedded", repetitions=2)
+    with CampaignStore.open(data / "campaigns", later) as store:
+        directory = store.directory
+        kept = [
+            {**r, "campaign_id": store.campaign_id, "plan_sha256": store.plan_sha256}
+            for r in records
+            if r["repetition"] < 2 and r["trial_id"] != "on/short/r1"
+        ]
+    write_records(directory / RECORDS_FILE, kept)
+    with pytest.raises(DataError) as caught:
+        render_site(data, PROJECT)
+    message = str(caught.value)
+    assert "C-PLANNED" in {issue.rule for issue in caught.value.issues}
+    assert "→ started_at" in message and "before the plan's registration" in message
+
+
+def test_a_campaign_from_before_the_recorded_registration_still_reads_and_says_so(tmp_path):
+    directory = publishable_campaign(tmp_path, make_plan()).parent
+    manifest = json.loads((directory / MANIFEST_FILE).read_text())
+    del manifest["registered_at"]
+    (directory / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2))
+    resign(directory)
+    campaign = read_campaign(directory, [])
+    starts = [datetime.fromisoformat(r.started_at) for r in campaign.records]
+    assert not campaign.registration_recorded and campaign.registered_at == min(starts)
+    site = render_site(tmp_path, PROJECT)
+    method = next(v for k, v in site.docs.items() if k.endswith("/method.en.md")).decode()
+    assert "the start of the first trial: this campaign was written before" in method
+    assert "start of the first trial" not in _method_of(
+        publishable_campaign(tmp_path / "new", make_plan()).parents[2]
+    )
+
+
+def _method_of(data: Path) -> str:
+    site = render_site(data, PROJECT)
+    return next(v for k, v in site.docs.items() if k.endswith("/method.en.md")).decode()
+
+
+def test_records_of_another_engine_than_the_plans_are_refused(tmp_path):
+    """The audit's case: a plan with ``engine: fake`` whose records say ``llamacpp-http``."""
+    directory = run_campaign(make_plan(), tmp_path).directory
+    records = read_records(directory / RECORDS_FILE)
+    for record in records:
+        record["provenance"]["engine"]["id"] = "llamacpp-http"
+    write_records(directory / RECORDS_FILE, records)
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path, PROJECT)
+    issue = next(i for i in caught.value.issues if i.rule == "C-ENGINE")
+    assert "→ provenance.engine.id" in issue.location and "trial off/warmup-0" in issue.location
+    assert "'llamacpp-http'" in issue.message and "'fake'" in issue.message
