@@ -74,9 +74,11 @@ class Annotations(StrictModel):
     """``false`` leaves the campaign out of the site (e.g. a campaign whose every trial
     failed); its records stay on disk."""
     review: Literal["human", "automated", "none"] = "none"
-    """Who reviewed the full answers (C-REVIEW)."""
+    """Who reviewed the full answers (C-REVIEW); the pages state this declaration and
+    nothing else."""
     reviewer: NonBlank | None = None
-    """Name of the person or tool, when review is not ``none``."""
+    """Name of the person or tool, when review is not ``none`` (a reviewer under ``none``
+    is refused: answers someone reviewed are not published as unreviewed)."""
     random_examples: None = None
     """Refused: the random draw (count and seed) is the plan's ``examples``, registered
     before measuring; chosen here, after the answers are known, it could pick any answer."""

@@ -232,6 +232,23 @@ def _examples_declared(campaign: Campaign) -> list[Issue]:
     ]
 
 
+@check("C-REVIEW", "campaign")
+def _review_declared(campaign: Campaign) -> list[Issue]:
+    # The page's review statement is the declaration alone: a named reviewer under
+    # "none" would publish "not reviewed" over answers someone did review.
+    annotations = campaign.annotations
+    if annotations.review == "none" and annotations.reviewer:
+        return [
+            violation(
+                "C-REVIEW",
+                f"{campaign.annotations_path} → review",
+                f"the full answers were reviewed by '{annotations.reviewer}' (reviewer), but "
+                "review is 'none'; declare review: human or automated",
+            )
+        ]
+    return []
+
+
 @check("C-CAPACITY", "campaign")
 def _input_length_recorded(campaign: Campaign) -> list[Issue]:
     return [
@@ -534,3 +551,21 @@ def _excluded_counts_match(
                     )
                 )
     return issues
+
+
+@check("C-REVIEW", "report")
+def _review_as_declared(
+    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+) -> list[Issue]:
+    declared = report.campaign.annotations.review
+    return [
+        violation(
+            "C-REVIEW",
+            f"{paths[name]} (claim 'review')",
+            f"states review '{claim.attrs.get('data-review', '?')}', annotations.yaml → review "
+            f"declares '{declared}'",
+        )
+        for name, facts in pages.items()
+        for claim in facts.claims_of("review")
+        if claim.attrs.get("data-review") != declared
+    ]

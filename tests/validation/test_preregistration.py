@@ -14,6 +14,7 @@ import pytest
 from sitegen.build import render_site
 from sitegen.errors import DataError
 from sitegen.measure import run_campaign
+from sitegen.pages.render import check_rendered
 from sitegen.records.campaign import MANIFEST_FILE, RECORDS_FILE, CampaignStore, read_campaign
 from sitegen.records.models import Manifest
 from tests.conftest import make_plan
@@ -95,3 +96,31 @@ def test_records_of_another_engine_than_the_plans_are_refused(tmp_path):
     issue = next(i for i in caught.value.issues if i.rule == "C-ENGINE")
     assert "→ provenance.engine.id" in issue.location and "trial off/warmup-0" in issue.location
     assert "'llamacpp-http'" in issue.message and "'fake'" in issue.message
+
+
+def test_a_named_reviewer_without_a_declared_review_is_refused(tmp_path):
+    """The audit's case: answers a tool reviewed, published as 'no human review
+    (automatic scoring only)' because review was left at its default."""
+    directory = publishable_campaign(tmp_path, make_plan()).parent
+    (directory / "annotations.yaml").write_text("reviewer: sitegen scorer\n")
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path, PROJECT)
+    issue = next(i for i in caught.value.issues if i.rule == "C-REVIEW")
+    assert issue.location.endswith("annotations.yaml → review")
+    assert "sitegen scorer" in issue.message
+
+
+def test_the_review_statement_is_the_declaration(tmp_path):
+    publishable_campaign(tmp_path, make_plan())
+    site = render_site(tmp_path, PROJECT)
+    summary = next(
+        (k, v.decode())
+        for k, v in site.docs.items()
+        if k.endswith("/index.en.md") and "reports/" in k
+    )
+    assert 'data-claim="review" data-review="none"' in summary[1]
+    assert "automatic scoring" not in summary[1] and "none declared" in summary[1]
+    forged = dict(site.docs)
+    forged[summary[0]] = summary[1].replace('data-review="none"', 'data-review="human"').encode()
+    found = check_rendered(forged, site.reports)
+    assert any(i.rule == "C-REVIEW" and summary[0] in i.location for i in found)
