@@ -354,6 +354,13 @@ class TrialRecord(StrictModel):
     telemetry was recorded)."""
     round: RoundInfo | None = None
     """The round of concurrent requests (``None``: the request ran alone)."""
+    engine_context_per_slot: int | None = Field(default=None, ge=1)
+    """The context (tokens) the engine actually allocated to this request's slot, as it
+    reports it: llama.cpp's ``/props`` ``default_generation_settings.n_ctx`` (embedded and
+    HTTP engines; llama.cpp may round the requested size up). It must equal
+    ``context_capacity`` (C-CAPACITY). ``None`` where the engine cannot report it
+    (``openai``, ``exllamav3``) and in records written before it was recorded: the
+    capacity is then as declared."""
 
     @model_validator(mode="after")
     def _no_control_characters(self) -> TrialRecord:

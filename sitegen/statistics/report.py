@@ -332,6 +332,17 @@ class Report:
         }
 
     @cached_property
+    def capacity_as_declared(self) -> list[str]:
+        """Conditions whose usable trials' engine did not report the context it allocated
+        (``engine_context_per_slot``): their capacity is shown as the plan declares it."""
+        reported = {
+            r.condition_id: r.engine_context_per_slot is not None
+            for r in self.campaign.records
+            if enters_statistics(r)
+        }
+        return [c.id for c in self.plan.conditions if not reported.get(c.id, False)]
+
+    @cached_property
     def quality_limits(self) -> list[AnswerLimits]:
         """The problems' limits, then each document task's (empty without a quality
         evaluation): output cap, allocated context and filled input length."""

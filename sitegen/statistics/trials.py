@@ -50,6 +50,7 @@ def _trials_block(records: list[TrialRecord]) -> pd.DataFrame:
             "speculative_mode": r.speculative.mode,
             "draft_max": r.speculative.draft_max,
             "context_capacity": r.context_capacity,
+            "engine_context_per_slot": r.engine_context_per_slot,
             "target_prompt_tokens": r.target_prompt_tokens,
             "prompt_tokens": r.prompt_tokens,
             "max_output_tokens": r.max_output_tokens,
@@ -94,6 +95,7 @@ def _trials_block(records: list[TrialRecord]) -> pd.DataFrame:
         "draft_proposed",
         "draft_accepted",
         "draft_max",
+        "engine_context_per_slot",
     ):
         frame[column] = frame[column].astype("Int64")
     frame["acceptance"] = trial_acceptance(frame)

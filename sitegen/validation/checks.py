@@ -250,6 +250,57 @@ def _review_declared(campaign: Campaign) -> list[Issue]:
 
 
 @check("C-CAPACITY", "campaign")
+def _capacity_as_the_engine_allocated(campaign: Campaign) -> list[Issue]:
+    # The first record of each condition: every request of an engine load shares it.
+    first: dict[str, int] = {}
+    for i, r in enumerate(campaign.records):
+        allocated = r.engine_context_per_slot
+        if allocated is not None and allocated != r.context_capacity:
+            first.setdefault(r.condition_id, i)
+    issues = []
+    for i in first.values():
+        r = campaign.records[i]
+        issues.append(
+            violation(
+                "C-CAPACITY",
+                f"{campaign.record_location(i)} → engine_context_per_slot",
+                f"the engine allocated {r.engine_context_per_slot} tokens per slot, condition "
+                f"'{r.condition_id}' declares context_capacity {r.context_capacity}",
+            )
+        )
+    return issues
+
+
+@check("C-CAPACITY", "campaign")
+def _input_and_output_fit(campaign: Campaign) -> list[Issue]:
+    # One issue per condition and input: the longest input of its records, planned or actual.
+    longest: dict[tuple[str, str], tuple[int, str, int]] = {}
+    for i, r in enumerate(campaign.records):
+        for field, tokens in (
+            ("target_prompt_tokens", r.target_prompt_tokens),
+            ("prompt_tokens", r.prompt_tokens),
+        ):
+            key = (r.condition_id, r.input_id)
+            if tokens is not None and tokens > longest.get(key, (-1, "", 0))[0]:
+                longest[key] = (tokens, field, i)
+    issues = []
+    for (condition_id, _), (tokens, field, i) in longest.items():
+        r = campaign.records[i]
+        capacity = r.engine_context_per_slot or r.context_capacity
+        if tokens + r.max_output_tokens > capacity:
+            issues.append(
+                violation(
+                    "C-CAPACITY",
+                    f"{campaign.record_location(i)} → {field}",
+                    f"{tokens} input tokens + output cap {r.max_output_tokens} = "
+                    f"{tokens + r.max_output_tokens} do not fit in the {capacity}-token context "
+                    f"of condition '{condition_id}'",
+                )
+            )
+    return issues
+
+
+@check("C-CAPACITY", "campaign")
 def _input_length_recorded(campaign: Campaign) -> list[Issue]:
     return [
         violation(

@@ -15,6 +15,7 @@ from sitegen.build import render_site
 from sitegen.errors import DataError
 from sitegen.measure import run_campaign
 from sitegen.pages.render import check_rendered
+from sitegen.plan.models import ConditionSpec, InputSpec
 from sitegen.records.campaign import MANIFEST_FILE, RECORDS_FILE, CampaignStore, read_campaign
 from sitegen.records.models import Manifest
 from tests.conftest import make_plan
@@ -124,3 +125,66 @@ def test_the_review_statement_is_the_declaration(tmp_path):
     forged[summary[0]] = summary[1].replace('data-review="none"', 'data-review="human"').encode()
     found = check_rendered(forged, site.reports)
     assert any(i.rule == "C-REVIEW" and summary[0] in i.location for i in found)
+
+
+def _capacity_plan(capacity: int, target: int | None = 40):
+    return make_plan(
+        conditions=[ConditionSpec(id="off", context_capacity=capacity)],
+        inputs=[
+            InputSpec(id="padded", text="q", target_prompt_tokens=target, max_output_tokens=16)
+        ],
+        repetitions=1,
+    )
+
+
+def test_a_capacity_the_engine_did_not_allocate_is_refused(tmp_path):
+    """The audit's case: 64 published while llama.cpp ran with 256 per slot."""
+
+    def llama_rounded_up(record):
+        record["engine_context_per_slot"] = 256
+
+    publishable_campaign(tmp_path, _capacity_plan(64), mutate=llama_rounded_up)
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path, PROJECT)
+    issue = next(i for i in caught.value.issues if "→ engine_context_per_slot" in i.location)
+    assert issue.rule == "C-CAPACITY" and "(trial off/warmup-0)" in issue.location
+    assert sum("→ engine_context_per_slot" in i.location for i in caught.value.issues) == 1
+    assert "allocated 256 tokens" in issue.message and "context_capacity 64" in issue.message
+
+
+def test_an_input_and_output_cap_that_do_not_fit_are_refused(tmp_path):
+    def long_prompt(record):
+        record["prompt_tokens"] = 200
+
+    publishable_campaign(tmp_path / "actual", _capacity_plan(128), mutate=long_prompt)
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path / "actual", PROJECT)
+    issue = next(i for i in caught.value.issues if i.rule == "C-CAPACITY")
+    assert issue.location.endswith("→ prompt_tokens")
+    assert "200 input tokens + output cap 16 = 216" in issue.message
+    assert "128-token context of condition 'off'" in issue.message
+
+    publishable_campaign(tmp_path / "planned", _capacity_plan(64, target=60))
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path / "planned", PROJECT)
+    issue = next(i for i in caught.value.issues if i.rule == "C-CAPACITY")
+    assert issue.location.endswith("→ target_prompt_tokens") and "= 76" in issue.message
+
+
+def test_a_capacity_the_engine_confirmed_or_not_is_stated(tmp_path):
+    def reported(record):
+        record["engine_context_per_slot"] = 512
+
+    publishable_campaign(tmp_path / "reported", _capacity_plan(512), mutate=reported)
+    publishable_campaign(tmp_path / "declared", _capacity_plan(512))
+    for data, expected in (
+        ("reported", "what the engine reported allocating"),
+        ("declared", "The capacity of off is as the plan declares it"),
+    ):
+        site = render_site(tmp_path / data, PROJECT)
+        summary = next(
+            v.decode()
+            for k, v in site.docs.items()
+            if k.endswith("/index.en.md") and "reports/" in k
+        )
+        assert expected in summary
