@@ -63,6 +63,23 @@ class HeadlineRow:
 
 
 @dataclass(frozen=True)
+class ConditionOverview:
+    """One condition's line beside the headline."""
+
+    condition_id: str
+    concurrency: int
+    """Requests in flight at once (the plan's ``concurrency``)."""
+    n: int
+    """Measured trials that enter the statistics (speed and quality)."""
+    length_capped: int
+    """Of them, those that stopped at the output cap."""
+    answer_not_reached: int
+    """Of them, those that produced no answer text after thinking."""
+    peak_memory_mib: float | None
+    """Highest peak memory of any device in any of them (``None``: none recorded)."""
+
+
+@dataclass(frozen=True)
 class ThresholdResult:
     """A threshold claim as observed: ``k`` of ``n`` trials above it."""
 
@@ -330,6 +347,28 @@ class Report:
             condition_id: (int(group["prompt_tokens"].min()), int(group["prompt_tokens"].max()))
             for condition_id, group in trials.groupby("condition_id", sort=False)
         }
+
+    @cached_property
+    def condition_overview(self) -> list[ConditionOverview]:
+        """Per condition in plan order, what the summary shows beside the headline: its
+        concurrency, how many of its measured trials were length-capped or never reached an
+        answer, and its highest peak memory."""
+        trials = usable(self.trials)
+        overview = []
+        for condition in self.plan.conditions:
+            mine = trials[trials["condition_id"] == condition.id]
+            peak = mine["peak_mem_mib"].max() if len(mine) else None
+            overview.append(
+                ConditionOverview(
+                    condition_id=condition.id,
+                    concurrency=condition.concurrency,
+                    n=len(mine),
+                    length_capped=int((mine["finish"] == "length").sum()),
+                    answer_not_reached=int((~mine["answer_reached"].astype(bool)).sum()),
+                    peak_memory_mib=None if pd.isna(peak) else float(peak),
+                )
+            )
+        return overview
 
     @cached_property
     def capacity_as_declared(self) -> list[str]:
