@@ -89,9 +89,7 @@ def neutralise_cell(value: object) -> object:
     if value.startswith(FORMULA_PREFIXES):
         return CSV_ESCAPE + value
     folded = unicodedata.normalize("NFKC", value)
-    start = next(
-        (c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), ""
-    )
+    start = next((c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), "")
     return CSV_ESCAPE + value if start and start in FORMULA_PREFIXES else value
 
 

@@ -475,7 +475,10 @@ class Campaign:
         it; see ``registration_recorded``)."""
         if self.manifest_registered_at is not None:
             return self.manifest_registered_at
-        starts = [utc_time(r.started_at) for r in self.records]
+        starts = []
+        for record in self.records:
+            with suppress(ValueError):  # C-PLANNED names a start that is not a timestamp
+                starts.append(utc_time(record.started_at))
         return min(starts) if starts else None
 
     @property

@@ -79,20 +79,27 @@ def _records_in_plan(campaign: Campaign) -> list[Issue]:
 
 @check("C-PLANNED", "campaign")
 def _started_after_registration(campaign: Campaign) -> list[Issue]:
+    # A campaign from before the manifest recorded its registration has none to compare
+    # with: its registration is the first record's start.
     registered = campaign.manifest_registered_at
-    if registered is None:
-        return []  # a campaign from before the manifest recorded it: the first record's start
-    return [
-        violation(
-            "C-PLANNED",
-            f"{campaign.record_location(i)} → started_at",
-            f"started {r.started_at}, before the plan's registration ({registered.isoformat()}, "
-            "manifest.json → registered_at); a plan registered after measuring is not a "
-            "pre-registration",
+    issues = []
+    for i, r in enumerate(campaign.records):
+        try:
+            started = utc_time(r.started_at)
+        except ValueError:
+            problem = f"'{r.started_at}' is not an ISO 8601 timestamp"
+        else:
+            if registered is None or started >= registered:
+                continue
+            problem = (
+                f"started {r.started_at}, before the plan's registration "
+                f"({registered.isoformat()}, manifest.json → registered_at); a plan registered "
+                "after measuring is not a pre-registration"
+            )
+        issues.append(
+            violation("C-PLANNED", f"{campaign.record_location(i)} → started_at", problem)
         )
-        for i, r in enumerate(campaign.records)
-        if utc_time(r.started_at) < registered
-    ]
+    return issues
 
 
 @check("C-PLANNED", "campaign")

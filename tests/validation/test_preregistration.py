@@ -188,3 +188,16 @@ def test_a_capacity_the_engine_confirmed_or_not_is_stated(tmp_path):
             if k.endswith("/index.en.md") and "reports/" in k
         )
         assert expected in summary
+
+
+def test_a_start_that_is_not_a_timestamp_is_named(tmp_path):
+    def no_time(record):
+        if record["trial_id"] == "on/short/r1":
+            record["started_at"] = "yesterday"
+
+    publishable_campaign(tmp_path, make_plan(), mutate=no_time)
+    with pytest.raises(DataError) as caught:
+        render_site(tmp_path, PROJECT)
+    issue = next(i for i in caught.value.issues if i.rule == "C-PLANNED")
+    assert "(trial on/short/r1) → started_at" in issue.location
+    assert "'yesterday' is not an ISO 8601 timestamp" in issue.message
