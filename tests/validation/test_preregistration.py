@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.build import render_site
+from sitegen.cli import main
 from sitegen.errors import DataError
 from sitegen.measure import run_campaign
 from sitegen.pages.render import check_rendered
@@ -63,7 +64,7 @@ def test_a_plan_registered_again_after_measuring_is_refused(tmp_path):
     assert "→ started_at" in message and "before the plan's registration" in message
 
 
-def test_a_campaign_from_before_the_recorded_registration_still_reads_and_says_so(tmp_path):
+def test_a_campaign_from_before_the_recorded_registration_still_reads_and_says_so(tmp_path, capsys):
     directory = publishable_campaign(tmp_path, make_plan()).parent
     manifest = json.loads((directory / MANIFEST_FILE).read_text())
     del manifest["registered_at"]
@@ -75,6 +76,9 @@ def test_a_campaign_from_before_the_recorded_registration_still_reads_and_says_s
     site = render_site(tmp_path, PROJECT)
     method = next(v for k, v in site.docs.items() if k.endswith("/method.en.md")).decode()
     assert "the start of the first trial: this campaign was written before" in method
+    assert main(["check", "--data", str(tmp_path), "--project", str(PROJECT)]) == 0
+    (warning,) = [line for line in capsys.readouterr().out.splitlines() if "warning" in line]
+    assert "written before manifest.json recorded the registration" in warning
     assert "start of the first trial" not in _method_of(
         publishable_campaign(tmp_path / "new", make_plan()).parents[2]
     )
