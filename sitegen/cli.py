@@ -174,6 +174,12 @@ def _check(args: argparse.Namespace) -> None:
                 f"warning: campaign {report.slug}: the summary carries no comparison "
                 f"(no factor-only comparison with both medians): {report.headline_warning}"
             )
+        if not report.campaign.registration_recorded:
+            print(
+                f"warning: campaign {report.slug}: written before manifest.json recorded the "
+                "registration (registered_at); its registration is taken as the first record's "
+                "start, as its method page states"
+            )
 
 
 def _verify(args: argparse.Namespace) -> None:

@@ -487,6 +487,7 @@ class _Runner:
             metrics = compute_metrics(outcome.t0, outcome.chunks, end)
             failure = failure or (f"engine error: {end.error}" if end.error else None)
             failure = failure or _length_miss(spec.target_prompt_tokens, end, self.plan)
+        description = self.descriptions.get(condition.id)
         return TrialRecord(
             campaign_id=self.store.campaign_id,
             plan_sha256=self.store.plan_sha256,
@@ -518,9 +519,10 @@ class _Runner:
             peak_memory=list(peaks) if end is not None else [],
             text="".join(c.answer for c in outcome.chunks),
             reasoning_text="".join(c.reasoning for c in outcome.chunks),
-            provenance=self._provenance(self.descriptions.get(condition.id), condition),
+            provenance=self._provenance(description, condition),
             telemetry=list(telemetry) if end is not None else [],
             round=round_info,
+            engine_context_per_slot=description.context_per_slot if description else None,
         )
 
     def _gpu_runtime(self, devices: list[DeviceInfo]) -> str | None:

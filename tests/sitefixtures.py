@@ -25,6 +25,7 @@ import yaml
 from pydantic import ValidationError
 
 from sitegen.measure import run_campaign
+from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.plan.items import suite_sha256
 from sitegen.plan.models import (
     ConditionSpec,
@@ -36,7 +37,13 @@ from sitegen.plan.models import (
     SpeculativeSpec,
 )
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
-from sitegen.records.campaign import MANIFEST_FILE, RECORDS_FILE, read_campaigns, sha256_file
+from sitegen.records.campaign import (
+    MANIFEST_FILE,
+    PLAN_FILE,
+    RECORDS_FILE,
+    read_campaigns,
+    sha256_file,
+)
 from sitegen.records.models import ArtifactEntry, Manifest, TrialRecord
 from sitegen.validation import validate_campaigns
 from tests.conftest import make_plan
@@ -156,7 +163,32 @@ def publishable_campaign(
         if mutate:
             mutate(record)
     write_records(path, records)
-    return path
+    return register_engine(path.parent, records[0]["provenance"]["engine"]["id"]) / RECORDS_FILE
+
+
+def register_engine(directory: Path, engine: str) -> Path:
+    """The fake engine's campaign as if its plan had named ``engine``, the engine its
+    records were relabelled as (C-ENGINE): plan.json, the directory's hash, the records'
+    plan hash and the manifest follow, the registration time kept (test data only: a
+    plan is never changed after measuring). Returns the campaign directory."""
+    plan_data = json.loads((directory / PLAN_FILE).read_text(encoding="utf-8"))
+    if plan_data["engine"] == engine:
+        return directory
+    plan = Plan.model_validate({**plan_data, "engine": engine})
+    registered = directory.with_name(campaign_id(plan))
+    directory.rename(registered)
+    (registered / PLAN_FILE).write_text(canonical_plan_json(plan), encoding="utf-8")
+    records = read_records(registered / RECORDS_FILE)
+    for record in records:
+        record.update(campaign_id=campaign_id(plan), plan_sha256=plan_sha256(plan))
+    manifest_path = registered / MANIFEST_FILE
+    manifest = Manifest.model_validate_json(manifest_path.read_bytes())
+    relabelled = manifest.model_copy(
+        update={"campaign_id": campaign_id(plan), "plan_sha256": plan_sha256(plan)}
+    )
+    manifest_path.write_text(relabelled.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_records(registered / RECORDS_FILE, records)
+    return registered
 
 
 def copy_project(target: Path) -> Path:
@@ -641,6 +673,7 @@ def _finish_campaign(directory: Path, values: Mapping[str, str]) -> Path:
         record["provenance"]["engine"]["id"] = PUBLISHED_ENGINE
         _apply(record, "record", values, record=True)
     write_records(path, records)
+    directory = register_engine(directory, PUBLISHED_ENGINE)
     annotations = hostile_base_annotations()
     _apply(annotations, "annotations", values)
     (directory / ANNOTATIONS_FILE).write_text(

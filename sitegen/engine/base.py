@@ -119,3 +119,6 @@ class EngineDescription:
     flags: dict[str, str]
     driver: str | None = None
     interconnect: str | None = None
+    context_per_slot: int | None = None
+    """Context per request slot as the engine allocated it (llama.cpp may round the
+    requested size up); ``None`` when the engine cannot report it."""

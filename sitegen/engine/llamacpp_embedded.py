@@ -114,7 +114,9 @@ class EmbeddedLlamaCpp(Engine):
         except Exception as exc:  # the wheel raises plain RuntimeError/ValueError
             raise EngineError(f"llama.cpp could not load {self._model_path.name}: {exc}") from exc
         self._http = httpx.Client(base_url=self._server.listening_address, timeout=30)
-        self._build = self._http.get("/props").json().get("build_info", "unknown")
+        props = self._http.get("/props").json()
+        self._build = props.get("build_info", "unknown")
+        self._context_per_slot = context_per_slot(props)
         self._model_info = describe_model(plan.model_for(condition), self._model_path)
 
     def _configure_flags(self) -> dict[str, str]:
@@ -189,6 +191,7 @@ class EmbeddedLlamaCpp(Engine):
             model=self._model_info,
             devices=[DeviceInfo(id="cpu", name=cpu_name() or platform.processor() or "cpu")],
             flags=self._flags,
+            context_per_slot=self._context_per_slot,
         )
 
     @property
@@ -200,6 +203,13 @@ class EmbeddedLlamaCpp(Engine):
     def close(self) -> None:
         self._http.close()
         del self._server
+
+
+def context_per_slot(props: dict[str, Any]) -> int | None:
+    """The context of one slot as the llama.cpp server allocated it (``/props``:
+    ``default_generation_settings.n_ctx``), ``None`` when it does not say."""
+    n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
+    return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
 
 
 def with_split_token_counts(

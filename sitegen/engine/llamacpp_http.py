@@ -17,7 +17,11 @@ from typing import Any
 import httpx
 
 from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd, StreamEvent
-from sitegen.engine.llamacpp_embedded import request_body, with_split_token_counts
+from sitegen.engine.llamacpp_embedded import (
+    context_per_slot,
+    request_body,
+    with_split_token_counts,
+)
 from sitegen.engine.openai_stream import OpenAIStreamParser
 from sitegen.engine.options import LlamaCppHttpOptions
 from sitegen.engine.server import (
@@ -66,6 +70,7 @@ class LlamaCppHttp(ServerEngine):
         params = settings.get("params", {})
         self._build = str(props.get("build_info", "unknown"))
         self._bos_token = props.get("bos_token") or ""
+        self._context_per_slot = context_per_slot(props)
         self._flags = {
             **self.option_flags(),
             "api_path": self._path,

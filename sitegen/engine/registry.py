@@ -40,6 +40,16 @@ ENGINE_OPTIONS: dict[str, type[EngineOptions]] = {
 }
 """Engine id → the model of its ``engine_options``."""
 
+PREFILL_SOURCES: dict[str, str | None] = {
+    "llamacpp-embedded": "llama.cpp timings.prompt_ms",
+    "llamacpp-http": "llama.cpp timings.prompt_ms",
+    "openai": None,
+    "exllamav3": "ExLlamaV3 time_prefill",
+    "fake": "fake engine (a fixed value)",
+}
+"""Engine id → the engine's own figure that ``prompt_processing_s`` records (``None``: the
+engine reports no prefill time)."""
+
 TEST_ENGINES = frozenset({"fake"})
 """Engines for tests only; their records never reach a published page."""
 

@@ -36,6 +36,8 @@ class ServerEngine(Engine):
     _http: httpx.Client
     _model_info: ModelInfo
     _flags: dict[str, str]
+    _context_per_slot: int | None = None
+    """Context per slot as the server reports it (``None``: it does not)."""
 
     @abstractmethod
     def engine_info(self) -> EngineInfo:
@@ -54,6 +56,7 @@ class ServerEngine(Engine):
             flags=self._flags,
             driver=driver,
             interconnect=interconnect,
+            context_per_slot=self._context_per_slot,
         )
 
     def memory_probes(self) -> list[MemoryProbe]:

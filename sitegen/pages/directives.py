@@ -20,6 +20,7 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
+from sitegen.engine.registry import PREFILL_SOURCES
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
@@ -497,6 +498,7 @@ class Directives:
             report=report,
             rows=report.summary.to_dict("records"),
             labels=report.condition_labels,
+            prefill_source=PREFILL_SOURCES.get(report.plan.engine),
         )
 
     def system_table(self) -> Markup:
@@ -635,6 +637,26 @@ class Directives:
             pages=[page for page in pages if page in self.report_pages],
         )
 
+    def beside_headline(self) -> Markup:
+        """Per condition, beside the headline: concurrency, length-capped and
+        answer-not-reached counts of its measured trials, peak memory, and the memory limit
+        the plan declares (``speculation_health.max_device_memory_mib``)."""
+        report = self._require_report()
+        return self._render(
+            "beside_headline.html",
+            rows=report.condition_overview,
+            labels=report.condition_labels,
+            memory_limit=report.plan.speculation_health.max_device_memory_mib,
+        )
+
+    def prefill_source(self) -> Markup:
+        """The engine's own figure behind prompt-processing time (llama.cpp
+        ``timings.prompt_ms``, ExLlamaV3 ``time_prefill``), or that it reports none."""
+        engine = self._require_report().plan.engine
+        return self._render(
+            "prefill_source.html", engine=engine, source=PREFILL_SOURCES.get(engine)
+        )
+
     def review(self) -> Markup:
         """Who reviewed the full answers (C-REVIEW)."""
         return self._render("review.html", annotations=self._require_report().campaign.annotations)
@@ -646,7 +668,7 @@ class Directives:
         return self._render(
             "examples.html",
             examples=report.examples,
-            draw=annotations.random_examples,
+            draw=report.plan.examples,
             annotations=annotations,
         )
 

@@ -6,8 +6,9 @@ Files that grow with the records are streamed into a scratch directory, never he
 memory whole: a build's memory stays bounded at any number of records.
 
 The CSV files are made safe to open in a spreadsheet (model output and engine error text
-are untrusted): text cells that a spreadsheet would read as a formula are prefixed with
-``'`` (OWASP CSV injection advice) and every text field is quoted, so line breaks and
+are untrusted): text cells that a spreadsheet would read as a formula, after Unicode
+compatibility folding (``＝``) and leading blanks or line breaks, are prefixed with ``'``
+(OWASP CSV injection advice) and every text field is quoted, so line breaks and
 quotes inside a field never split a row. The JSON and Parquet files keep the exact text.
 """
 
@@ -17,6 +18,7 @@ import csv
 import gzip
 import hashlib
 import io
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,10 +80,17 @@ CSV_ESCAPE = "'"
 
 def neutralise_cell(value: object) -> object:
     """``value`` with ``CSV_ESCAPE`` before it when it is text a spreadsheet would run as
-    a formula; anything else unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+    a formula; anything else unchanged. Spreadsheets fold compatibility forms (``＝``,
+    ``﹢``, ``＠``) and skip leading blanks, line breaks and invisible format characters
+    before reading a formula, so the first character is taken after NFKC normalization
+    and after those."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(FORMULA_PREFIXES):
         return CSV_ESCAPE + value
-    return value
+    folded = unicodedata.normalize("NFKC", value)
+    start = next((c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), "")
+    return CSV_ESCAPE + value if start and start in FORMULA_PREFIXES else value
 
 
 def _is_text(column: pd.Series) -> bool:

@@ -11,6 +11,7 @@ from sitegen.plan.models import (
     ConditionSpec,
     DispersionSpec,
     DocumentSpec,
+    ExamplesSpec,
     InputSpec,
     ModelSpec,
     Plan,
@@ -76,6 +77,7 @@ DEMO_PLAN = Plan(
     repetitions=3,
     warmups=1,
     order="sequential",
+    examples=ExamplesSpec(count=3, seed=0),
 )
 
 DEMO_QUALITY_PLAN = Plan(
@@ -109,6 +111,7 @@ DEMO_QUALITY_PLAN = Plan(
         on_condition="ngram",
         margin=0.02,
     ),
+    examples=ExamplesSpec(count=3, seed=0),
 )
 """The quality demo: an instruct model (gemma-3-270m is a base model), chat API."""
 

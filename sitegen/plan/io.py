@@ -14,7 +14,13 @@ from pydantic import ValidationError
 from sitegen.engine.registry import validate_engine_options
 from sitegen.errors import ConfigError, one_line, pydantic_issues
 from sitegen.plan.grid import GRID_KEY, expand_grid, invalid_plan
-from sitegen.plan.models import DispersionSpec, Plan, SpeculationHealthSpec, TelemetrySpec
+from sitegen.plan.models import (
+    DispersionSpec,
+    ExamplesSpec,
+    Plan,
+    SpeculationHealthSpec,
+    TelemetrySpec,
+)
 
 
 class _PlanYamlLoader(yaml.SafeLoader):
@@ -80,6 +86,7 @@ def canonical_plan_json(plan: Plan) -> str:
         ("dispersion", DispersionSpec()),
         ("telemetry", TelemetrySpec()),
         ("speculation_health", SpeculationHealthSpec()),
+        ("examples", ExamplesSpec()),
     ):
         _drop_if_unset(data, key, unset=default.model_dump(mode="json"))
     for condition in data["conditions"]:

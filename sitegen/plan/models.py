@@ -243,6 +243,17 @@ class SpeculationHealthSpec(PlanModel):
     75 GiB per GPU: above it the drafter may not have loaded (``None``: no limit)."""
 
 
+class ExamplesSpec(PlanModel):
+    """The random draw of example answers, registered before measuring so it cannot be
+    chosen after the answers are known."""
+
+    count: int = Field(default=3, ge=0, le=1_000)
+    """How many answers to draw from the measured, successful trials."""
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    """Seed of the draw (``random.Random(seed).sample`` over the trials in run order),
+    shown beside the examples."""
+
+
 class Plan(PlanModel):
     """A measurement campaign, fixed before anything runs (pre-registration)."""
 
@@ -300,6 +311,9 @@ class Plan(PlanModel):
     """Device telemetry during each request."""
     speculation_health: SpeculationHealthSpec = SpeculationHealthSpec()
     """Bounds of working speculation (C-SPECHEALTH)."""
+    examples: ExamplesSpec = ExamplesSpec()
+    """The random draw of example answers (C-EXAMPLE); plans registered before it existed
+    draw with the defaults."""
 
     @model_validator(mode="before")
     @classmethod

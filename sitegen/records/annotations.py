@@ -1,6 +1,7 @@
 """Caveat metadata added to a campaign after measuring (``annotations.yaml`` in the
-campaign directory): who reviewed the answers, which examples are shown and how they
-were selected, post-hoc analyses and threshold claims.
+campaign directory): who reviewed the answers, which curated examples are shown and why,
+post-hoc analyses and threshold claims. The random examples are drawn as the plan
+registered them (``examples``), never as declared here.
 
 The plan is fixed before measuring; these are the report's declarations about it,
 validated like records. A missing file means the defaults below.
@@ -12,7 +13,7 @@ import re
 from datetime import date, datetime
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual, NonBlank
@@ -27,15 +28,6 @@ class CuratedExample(StrictModel):
     """The record shown."""
     reason: Bilingual
     """Why it was chosen; shown with a 'not a random sample' notice."""
-
-
-class RandomExamples(StrictModel):
-    """Answers drawn at random from the measured, successful trials."""
-
-    count: int = Field(ge=0)
-    """How many to draw."""
-    seed: int = Field(ge=0)
-    """Seed of the draw, shown beside the examples."""
 
 
 def _date_or_timestamp(value: object) -> object:
@@ -56,7 +48,7 @@ class PostHocAnalysis(StrictModel):
     """Why the analysis was added."""
     added_at: Annotated[datetime | date, BeforeValidator(_date_or_timestamp)]
     """When it was added: a real ISO 8601 date or timestamp (a timestamp without a zone is
-    UTC), later than the plan's registration (the campaign's first record); on the
+    UTC), later than the plan's registration (the manifest's ``registered_at``); on the
     registration day itself a timestamp is needed."""
 
 
@@ -82,17 +74,31 @@ class Annotations(StrictModel):
     """``false`` leaves the campaign out of the site (e.g. a campaign whose every trial
     failed); its records stay on disk."""
     review: Literal["human", "automated", "none"] = "none"
-    """Who reviewed the full answers (C-REVIEW)."""
+    """Who reviewed the full answers (C-REVIEW); the pages state this declaration and
+    nothing else."""
     reviewer: NonBlank | None = None
-    """Name of the person or tool, when review is not ``none``."""
-    random_examples: RandomExamples = RandomExamples(count=3, seed=0)
-    """Randomly drawn examples (C-EXAMPLE)."""
+    """Name of the person or tool, when review is not ``none`` (a reviewer under ``none``
+    is refused: answers someone reviewed are not published as unreviewed)."""
+    random_examples: None = None
+    """Refused: the random draw (count and seed) is the plan's ``examples``, registered
+    before measuring; chosen here, after the answers are known, it could pick any answer."""
     curated_examples: list[CuratedExample] = []
     """Hand-picked examples, each with its reason (C-EXAMPLE)."""
     post_hoc: list[PostHocAnalysis] = []
     """Analyses added after results were seen (C-POSTHOC)."""
     thresholds: list[ThresholdClaim] = []
     """Threshold claims (C-THRESHOLD)."""
+
+    @field_validator("random_examples", mode="before")
+    @classmethod
+    def _draw_registered_in_plan(cls, value: object) -> None:
+        if value is not None:
+            raise ValueError(
+                f"{ANNOTATIONS_FILE} may not choose the random examples (seed, count): they "
+                "are the plan's examples.seed and examples.count, registered before "
+                "measuring; remove random_examples"
+            )
+        return None
 
     @model_validator(mode="after")
     def _reviewer_named(self) -> Annotations:

@@ -32,6 +32,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
@@ -146,6 +147,7 @@ class CampaignStore:
         plan_entry: ArtifactEntry,
         records_digest: _GrowingDigest,
         log_digests: list[_GrowingDigest],
+        registered_at: str | None,
     ) -> None:
         self.directory = directory
         self.plan = plan
@@ -160,6 +162,7 @@ class CampaignStore:
         self._records_digest = records_digest
         self._log_digests = log_digests
         self._record_count = len(records)
+        self._registered_at = registered_at
 
     @classmethod
     @contextmanager
@@ -239,6 +242,7 @@ class CampaignStore:
             plan_entry,
             _GrowingDigest(RECORDS_FILE),
             [_GrowingDigest(relative) for relative in LOG_FILES],
+            registered_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
 
     @classmethod
@@ -329,7 +333,15 @@ class CampaignStore:
             log_digests.append(log_digest)
         for relative in (RECORDS_FILE, *LOG_FILES):
             _create_empty(directory / relative)
-        return cls(directory, plan, records, plan_entry, records_digest, log_digests)
+        return cls(
+            directory,
+            plan,
+            records,
+            plan_entry,
+            records_digest,
+            log_digests,
+            registered_at=manifest.registered_at,
+        )
 
     def latest_attempts(self) -> dict[str, TrialRecord]:
         """The latest recorded attempt of each trial (trial id → record)."""
@@ -379,6 +391,7 @@ class CampaignStore:
         return Manifest(
             campaign_id=self.campaign_id,
             plan_sha256=self.plan_sha256,
+            registered_at=self._registered_at,
             record_count=self._record_count,
             artifacts=sorted(artifacts, key=lambda entry: entry.path),
             pending_record_sha256=pending,
@@ -451,6 +464,28 @@ class Campaign:
     """Line number in ``records.jsonl`` of each record (parallel to ``records``)."""
     record_offsets: tuple[int, ...] = ()
     """Byte offset in ``records.jsonl`` of each record (parallel to ``records``)."""
+    manifest_registered_at: datetime | None = None
+    """The registration the manifest records (``None``: a campaign written before it was
+    recorded, or no readable manifest, which C-SIGNED reports)."""
+
+    @property
+    def registered_at(self) -> datetime | None:
+        """When the plan was registered: the manifest's ``registered_at``, or for a campaign
+        written before it was recorded the first record's start (the plan file precedes
+        it; see ``registration_recorded``)."""
+        if self.manifest_registered_at is not None:
+            return self.manifest_registered_at
+        starts = []
+        for record in self.records:
+            with suppress(ValueError):  # C-PLANNED names a start that is not a timestamp
+                starts.append(utc_time(record.started_at))
+        return min(starts) if starts else None
+
+    @property
+    def registration_recorded(self) -> bool:
+        """Whether the manifest recorded the registration (else it is the first record's
+        start, which pages state)."""
+        return self.manifest_registered_at is not None
 
     @property
     def campaign_id(self) -> str:
@@ -544,8 +579,43 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
     records, lines, offsets = _read_records(directory / RECORDS_FILE, issues)
     annotations = _read_annotations(directory / ANNOTATIONS_FILE, issues)
     return Campaign(
-        directory, plan, expected_hash, records, annotations, tuple(lines), tuple(offsets)
+        directory,
+        plan,
+        expected_hash,
+        records,
+        annotations,
+        tuple(lines),
+        tuple(offsets),
+        _manifest_registration(directory / MANIFEST_FILE, issues),
     )
+
+
+def _manifest_registration(path: Path, issues: list[Issue]) -> datetime | None:
+    """The manifest's ``registered_at``; ``None`` without one (a missing or unreadable
+    manifest is C-SIGNED's to report)."""
+    try:
+        manifest = Manifest.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
+        return None
+    if manifest.registered_at is None:
+        return None
+    try:
+        return utc_time(manifest.registered_at)
+    except ValueError:
+        issues.append(
+            Issue(
+                f"{path} → registered_at",
+                f"'{manifest.registered_at}' is not an ISO 8601 timestamp",
+                "data",
+            )
+        )
+        return None
+
+
+def utc_time(text: str) -> datetime:
+    """An ISO 8601 timestamp as an aware datetime (one without a zone is UTC)."""
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:

@@ -354,6 +354,13 @@ class TrialRecord(StrictModel):
     telemetry was recorded)."""
     round: RoundInfo | None = None
     """The round of concurrent requests (``None``: the request ran alone)."""
+    engine_context_per_slot: int | None = Field(default=None, ge=1)
+    """The context (tokens) the engine actually allocated to this request's slot, as it
+    reports it: llama.cpp's ``/props`` ``default_generation_settings.n_ctx`` (embedded and
+    HTTP engines; llama.cpp may round the requested size up). It must equal
+    ``context_capacity`` (C-CAPACITY). ``None`` where the engine cannot report it
+    (``openai``, ``exllamav3``) and in records written before it was recorded: the
+    capacity is then as declared."""
 
     @model_validator(mode="after")
     def _no_control_characters(self) -> TrialRecord:
@@ -403,6 +410,11 @@ class Manifest(StrictModel):
     """Campaign."""
     plan_sha256: str
     """Plan hash."""
+    registered_at: str | None = None
+    """When the campaign was created (UTC, ISO 8601): the plan's registration, written into
+    the first manifest before any request runs and kept by every later one; every record
+    starts after it (C-PLANNED). ``None`` in campaigns written before it was recorded,
+    whose registration is then the first record's start, as the method page states."""
     record_count: int = Field(ge=0)
     """Records in ``records.jsonl`` when the manifest was written."""
     artifacts: list[ArtifactEntry]

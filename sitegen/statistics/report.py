@@ -45,7 +45,6 @@ from sitegen.statistics.trials import (
     enters_statistics,
     excluded_counts,
     observed_run_order,
-    registration_time,
     trials_frame,
     usable,
 )
@@ -61,6 +60,23 @@ class HeadlineRow:
     comparison: Comparison
     baseline: dict[str, Any]
     treatment: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ConditionOverview:
+    """One condition's line beside the headline."""
+
+    condition_id: str
+    concurrency: int
+    """Requests in flight at once (the plan's ``concurrency``)."""
+    n: int
+    """Measured trials that enter the statistics (speed and quality)."""
+    length_capped: int
+    """Of them, those that stopped at the output cap."""
+    answer_not_reached: int
+    """Of them, those that produced no answer text after thinking."""
+    peak_memory_mib: float | None
+    """Highest peak memory of any device in any of them (``None``: none recorded)."""
 
 
 @dataclass(frozen=True)
@@ -240,8 +256,9 @@ class Report:
 
     @cached_property
     def examples(self) -> ExampleDraw:
-        """Curated examples in declaration order, then ``count`` answers drawn with
-        ``random.Random(seed).sample`` from the usable trials in run order."""
+        """Curated examples in declaration order, then the plan's ``examples.count`` answers
+        drawn with ``random.Random(examples.seed).sample`` from the usable trials in run
+        order."""
         annotations = self.campaign.annotations
         records = self.campaign.records
         by_id = {r.trial_id: i for i, r in enumerate(records) if enters_statistics(r)}
@@ -250,7 +267,7 @@ class Report:
             (i for i, r in enumerate(records) if enters_statistics(r)),
             key=lambda i: records[i].order_index,
         )
-        draw = annotations.random_examples
+        draw = self.plan.examples
         drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
         views = example_views(
             self.plan,
@@ -332,6 +349,39 @@ class Report:
         }
 
     @cached_property
+    def condition_overview(self) -> list[ConditionOverview]:
+        """Per condition in plan order, what the summary shows beside the headline: its
+        concurrency, how many of its measured trials were length-capped or never reached an
+        answer, and its highest peak memory."""
+        trials = usable(self.trials)
+        overview = []
+        for condition in self.plan.conditions:
+            mine = trials[trials["condition_id"] == condition.id]
+            peak = mine["peak_mem_mib"].max() if len(mine) else None
+            overview.append(
+                ConditionOverview(
+                    condition_id=condition.id,
+                    concurrency=condition.concurrency,
+                    n=len(mine),
+                    length_capped=int((mine["finish"] == "length").sum()),
+                    answer_not_reached=int((~mine["answer_reached"].astype(bool)).sum()),
+                    peak_memory_mib=None if pd.isna(peak) else float(peak),
+                )
+            )
+        return overview
+
+    @cached_property
+    def capacity_as_declared(self) -> list[str]:
+        """Conditions whose usable trials' engine did not report the context it allocated
+        (``engine_context_per_slot``): their capacity is shown as the plan declares it."""
+        reported = {
+            r.condition_id: r.engine_context_per_slot is not None
+            for r in self.campaign.records
+            if enters_statistics(r)
+        }
+        return [c.id for c in self.plan.conditions if not reported.get(c.id, False)]
+
+    @cached_property
     def quality_limits(self) -> list[AnswerLimits]:
         """The problems' limits, then each document task's (empty without a quality
         evaluation): output cap, allocated context and filled input length."""
@@ -404,9 +454,8 @@ class Report:
 
     @property
     def registered_at(self) -> datetime | None:
-        """When the plan was registered: the first record's start (the plan file precedes
-        it)."""
-        return registration_time(self.campaign.records)
+        """When the plan was registered (``Campaign.registered_at``)."""
+        return self.campaign.registered_at
 
     @cached_property
     def run_order(self) -> RunOrder:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from itertools import groupby
 from typing import Literal
 
@@ -51,6 +50,7 @@ def _trials_block(records: list[TrialRecord]) -> pd.DataFrame:
             "speculative_mode": r.speculative.mode,
             "draft_max": r.speculative.draft_max,
             "context_capacity": r.context_capacity,
+            "engine_context_per_slot": r.engine_context_per_slot,
             "target_prompt_tokens": r.target_prompt_tokens,
             "prompt_tokens": r.prompt_tokens,
             "max_output_tokens": r.max_output_tokens,
@@ -95,6 +95,7 @@ def _trials_block(records: list[TrialRecord]) -> pd.DataFrame:
         "draft_proposed",
         "draft_accepted",
         "draft_max",
+        "engine_context_per_slot",
     ):
         frame[column] = frame[column].astype("Int64")
     frame["acceptance"] = trial_acceptance(frame)
@@ -200,10 +201,3 @@ def observed_run_order(records: Iterable[TrialRecord]) -> RunOrder:
     if len(runs) <= len(set(sequence)):
         return "sequential"
     return "interleaved" if max(runs) <= 2 else "mixed"
-
-
-def registration_time(records: Iterable[TrialRecord]) -> datetime | None:
-    """When the plan was registered, as the records can prove it: the start of the first
-    record (the plan file precedes it)."""
-    starts = [datetime.fromisoformat(r.started_at) for r in records]
-    return min(starts) if starts else None

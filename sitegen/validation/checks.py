@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, DataError, Issue
 from sitegen.plan.items import make_suite, plan_items
-from sitegen.records.campaign import Campaign, verify_campaign
+from sitegen.records.campaign import Campaign, utc_time, verify_campaign
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
-from sitegen.statistics.trials import enters_statistics, registration_time
+from sitegen.statistics.trials import enters_statistics
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
 
@@ -29,16 +29,29 @@ if TYPE_CHECKING:
 
 @check("C-ENGINE", "campaign")
 def _engine_publishable(campaign: Campaign) -> list[Issue]:
-    return [
-        violation(
-            "C-ENGINE",
-            f"{campaign.record_location(i)} → provenance.engine.id",
-            f"engine '{r.provenance.engine.id}' is a test engine (or unknown) and can never "
-            "be published",
-        )
-        for i, r in enumerate(campaign.records)
-        if not is_publishable(r.provenance.engine.id)
-    ]
+    issues = []
+    planned = campaign.plan.engine
+    for i, r in enumerate(campaign.records):
+        where = f"{campaign.record_location(i)} → provenance.engine.id"
+        engine = r.provenance.engine.id
+        if not is_publishable(engine):
+            issues.append(
+                violation(
+                    "C-ENGINE",
+                    where,
+                    f"engine '{engine}' is a test engine (or unknown) and can never be published",
+                )
+            )
+        elif engine != planned:
+            issues.append(
+                violation(
+                    "C-ENGINE",
+                    where,
+                    f"engine '{engine}', but the plan runs condition '{r.condition_id}' on "
+                    f"'{planned}' (plan.json → engine)",
+                )
+            )
+    return issues
 
 
 @check("C-PLANNED", "campaign")
@@ -61,6 +74,31 @@ def _records_in_plan(campaign: Campaign) -> list[Issue]:
             )
         if r.input_id not in inputs:
             issues.append(violation("C-PLANNED", f"{where} → input_id", "not an input of the plan"))
+    return issues
+
+
+@check("C-PLANNED", "campaign")
+def _started_after_registration(campaign: Campaign) -> list[Issue]:
+    # A campaign from before the manifest recorded its registration has none to compare
+    # with: its registration is the first record's start.
+    registered = campaign.manifest_registered_at
+    issues = []
+    for i, r in enumerate(campaign.records):
+        try:
+            started = utc_time(r.started_at)
+        except ValueError:
+            problem = f"'{r.started_at}' is not an ISO 8601 timestamp"
+        else:
+            if registered is None or started >= registered:
+                continue
+            problem = (
+                f"started {r.started_at}, before the plan's registration "
+                f"({registered.isoformat()}, manifest.json → registered_at); a plan registered "
+                "after measuring is not a pre-registration"
+            )
+        issues.append(
+            violation("C-PLANNED", f"{campaign.record_location(i)} → started_at", problem)
+        )
     return issues
 
 
@@ -201,6 +239,74 @@ def _examples_declared(campaign: Campaign) -> list[Issue]:
     ]
 
 
+@check("C-REVIEW", "campaign")
+def _review_declared(campaign: Campaign) -> list[Issue]:
+    # The page's review statement is the declaration alone: a named reviewer under
+    # "none" would publish "not reviewed" over answers someone did review.
+    annotations = campaign.annotations
+    if annotations.review == "none" and annotations.reviewer:
+        return [
+            violation(
+                "C-REVIEW",
+                f"{campaign.annotations_path} → review",
+                f"the full answers were reviewed by '{annotations.reviewer}' (reviewer), but "
+                "review is 'none'; declare review: human or automated",
+            )
+        ]
+    return []
+
+
+@check("C-CAPACITY", "campaign")
+def _capacity_as_the_engine_allocated(campaign: Campaign) -> list[Issue]:
+    # The first record of each condition: every request of an engine load shares it.
+    first: dict[str, int] = {}
+    for i, r in enumerate(campaign.records):
+        allocated = r.engine_context_per_slot
+        if allocated is not None and allocated != r.context_capacity:
+            first.setdefault(r.condition_id, i)
+    issues = []
+    for i in first.values():
+        r = campaign.records[i]
+        issues.append(
+            violation(
+                "C-CAPACITY",
+                f"{campaign.record_location(i)} → engine_context_per_slot",
+                f"the engine allocated {r.engine_context_per_slot} tokens per slot, condition "
+                f"'{r.condition_id}' declares context_capacity {r.context_capacity}",
+            )
+        )
+    return issues
+
+
+@check("C-CAPACITY", "campaign")
+def _input_and_output_fit(campaign: Campaign) -> list[Issue]:
+    # One issue per condition and input: the longest input of its records, planned or actual.
+    longest: dict[tuple[str, str], tuple[int, str, int]] = {}
+    for i, r in enumerate(campaign.records):
+        for field, tokens in (
+            ("target_prompt_tokens", r.target_prompt_tokens),
+            ("prompt_tokens", r.prompt_tokens),
+        ):
+            key = (r.condition_id, r.input_id)
+            if tokens is not None and tokens > longest.get(key, (-1, "", 0))[0]:
+                longest[key] = (tokens, field, i)
+    issues = []
+    for (condition_id, _), (tokens, field, i) in longest.items():
+        r = campaign.records[i]
+        capacity = r.engine_context_per_slot or r.context_capacity
+        if tokens + r.max_output_tokens > capacity:
+            issues.append(
+                violation(
+                    "C-CAPACITY",
+                    f"{campaign.record_location(i)} → {field}",
+                    f"{tokens} input tokens + output cap {r.max_output_tokens} = "
+                    f"{tokens + r.max_output_tokens} do not fit in the {capacity}-token context "
+                    f"of condition '{condition_id}'",
+                )
+            )
+    return issues
+
+
 @check("C-CAPACITY", "campaign")
 def _input_length_recorded(campaign: Campaign) -> list[Issue]:
     return [
@@ -219,7 +325,7 @@ def _post_hoc_declared(campaign: Campaign) -> list[Issue]:
     issues = []
     where = campaign.annotations_path
     quality = campaign.plan.quality
-    registered = registration_time(campaign.records)
+    registered = campaign.registered_at
     for i, analysis in enumerate(campaign.annotations.post_hoc):
         if quality is None:
             issues.append(
@@ -503,3 +609,21 @@ def _excluded_counts_match(
                     )
                 )
     return issues
+
+
+@check("C-REVIEW", "report")
+def _review_as_declared(
+    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+) -> list[Issue]:
+    declared = report.campaign.annotations.review
+    return [
+        violation(
+            "C-REVIEW",
+            f"{paths[name]} (claim 'review')",
+            f"states review '{claim.attrs.get('data-review', '?')}', annotations.yaml → review "
+            f"declares '{declared}'",
+        )
+        for name, facts in pages.items()
+        for claim in facts.claims_of("review")
+        if claim.attrs.get("data-review") != declared
+    ]

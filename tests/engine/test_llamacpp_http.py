@@ -84,6 +84,7 @@ def test_completion_campaign_measures_every_trial(server_url, tmp_path):
     for record in records:
         assert_measured(record, target=64)
         assert record.metrics.draft_proposed is None
+        assert record.engine_context_per_slot == CONTEXT
     provenance = records[0].provenance
     assert provenance.engine.id == "llamacpp-http" and provenance.engine.api == "http completion"
     assert provenance.model.file == "gemma-3-270m-q4_k_m.gguf"

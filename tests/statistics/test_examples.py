@@ -5,11 +5,13 @@ every model text stays escaped."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 from sitegen.pages.directives import Directives, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.plan.items import plan_items
+from sitegen.plan.models import ExamplesSpec
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.examples import example_views
 from sitegen.statistics.report import make_report
@@ -20,8 +22,8 @@ THEME = Path(__file__).resolve().parents[2] / "theme"
 HOSTILE = '<script>alert("x")</script>{"answer": "<b>bold</b>"}'
 
 
-def _quality_campaign(tmp_path, answer_for):
-    plan = quality_plan()
+def _quality_campaign(tmp_path, answer_for, plan=None):
+    plan = plan or quality_plan()
     items = plan_items(plan)
 
     def mutate(record: dict) -> None:
@@ -128,12 +130,12 @@ def test_every_drawn_example_is_rendered_with_its_pair(tmp_path):
 
 
 def test_a_curated_hostile_answer_is_shown_beside_its_pair_escaped(tmp_path):
-    campaign, items = _quality_campaign(tmp_path, _on_wrong)
+    no_draw = quality_plan().model_copy(update={"examples": ExamplesSpec(count=0)})
+    campaign, items = _quality_campaign(tmp_path, _on_wrong, no_draw)
     annotations_path = campaign.directory / "annotations.yaml"
     annotations_path.write_text(
         "curated_examples:\n"
-        "  - {trial_id: on/arithmetic-001/r0, reason: {ja: 形式の誤り, en: a format error}}\n"
-        "random_examples: {count: 0, seed: 0}\n",
+        "  - {trial_id: on/arithmetic-001/r0, reason: {ja: 形式の誤り, en: a format error}}\n",
         encoding="utf-8",
     )
     campaign = read_campaign(campaign.directory, [])
@@ -148,3 +150,27 @@ def test_a_curated_hostile_answer_is_shown_beside_its_pair_escaped(tmp_path):
     assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>" not in html
     question = items["arithmetic-001"].problem.question.split("\n")[0]
     assert question in html
+
+
+def test_the_random_draw_is_the_plans_registered_seed(tmp_path):
+    plan = quality_plan().model_copy(update={"examples": ExamplesSpec(count=2, seed=399)})
+    campaign, _ = _quality_campaign(tmp_path, _on_wrong, plan)
+    drawn = make_report(campaign).examples.drawn
+    pool = sorted(
+        (i for i, r in enumerate(campaign.records) if r.role == "measured" and r.status == "ok"),
+        key=lambda i: campaign.records[i].order_index,
+    )
+    expected = [campaign.records[i].trial_id for i in random.Random(399).sample(pool, 2)]
+    assert [view.record.trial_id for view in drawn] == expected
+    assert 'data-seed="399"' in _render_examples(make_report(campaign), "en")
+
+
+def test_annotations_may_not_choose_the_random_seed(tmp_path):
+    campaign, _ = _quality_campaign(tmp_path, _on_wrong)
+    campaign.annotations_path.write_text("random_examples: {count: 1, seed: 399}\n")
+    issues: list = []
+    read_campaign(campaign.directory, issues)
+    (issue,) = issues
+    assert str(issue).count("\n") == 0
+    assert "annotations.yaml → random_examples" in str(issue)
+    assert "examples.seed" in str(issue)
