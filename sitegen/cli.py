@@ -180,6 +180,8 @@ def _check(args: argparse.Namespace) -> None:
                 f"warning: campaign {report.slug}: the summary carries no comparison "
                 f"(no factor-only comparison with both medians): {report.headline_warning}"
             )
+        for warning in report.observation_warnings:
+            print(f"warning: campaign {report.slug}: {warning}")
 
 
 def _verify(args: argparse.Namespace) -> None:
