@@ -28,6 +28,7 @@ from sitegen.statistics.setups import (
     describe_setup,
     prompt_sha256,
 )
+from sitegen.statistics.speed import present
 from sitegen.statistics.trials import enters_statistics, generation_rates
 from sitegen.text import Bilingual
 
@@ -142,7 +143,7 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
             CampaignCell(
                 report.slug,
                 row["input_id"],
-                row["gen_tps_median"],
+                present(row["gen_tps_median"]),
                 int(row["n"]),
                 int(row["prompt_tokens"]),
                 describe_setup(side, spec.factor, prompts),

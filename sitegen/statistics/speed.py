@@ -102,6 +102,12 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def present(value: object) -> float | None:
+    """A summary value, or ``None`` where there is none: a table's missing value is NaN,
+    which must never reach a ratio or a page as a number."""
+    return None if value is None or pd.isna(value) else float(value)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Condition ``treatment`` against ``baseline`` on one input."""
@@ -223,7 +229,10 @@ def compare_conditions(
     for record in records:
         if enters_statistics(record):
             observed.setdefault((record.condition_id, record.input_id), []).append(record)
-    medians = {(row.condition_id, row.input_id): row.gen_tps_median for row in summary.itertuples()}
+    medians = {
+        (row.condition_id, row.input_id): present(row.gen_tps_median)
+        for row in summary.itertuples()
+    }
     comparisons = []
     for baseline, other in comparison_pairs(plan):
         planned = condition_differences(baseline, other, plan.factor, plan.engine)
