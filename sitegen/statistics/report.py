@@ -147,8 +147,9 @@ class Report:
     memory: pd.DataFrame
     """Peak memory per condition and device over the speed trials."""
     health: dict[str, tuple[HealthFinding, ...]]
-    """Per speculative condition: how its speculation fell outside the plan's bounds
-    (empty: it ran as declared), C-SPECHEALTH."""
+    """Per speculative condition: how its speculation fell outside the plan's bounds, each
+    finding of one input or (memory) of every input (empty: it ran as declared),
+    C-SPECHEALTH."""
 
     @property
     def plan(self) -> Plan:
