@@ -182,6 +182,9 @@ def _check(args: argparse.Namespace) -> None:
             )
         for warning in report.observation_warnings:
             print(f"warning: campaign {report.slug}: {warning}")
+    for comparison in checked.comparisons:
+        for warning in comparison.warnings:
+            print(f"warning: comparison {comparison.spec.id}: {warning}")
 
 
 def _verify(args: argparse.Namespace) -> None:

@@ -216,6 +216,43 @@ class CrossCampaign:
     reports: list[Report]
     rows: list[CrossRow]
 
+    @property
+    def warnings(self) -> list[str]:
+        """Where the page states an observation instead of the declared factor's ratio,
+        for ``sitegen check``: each row that is not the factor alone (what differs, what is
+        not recorded), and in a factor-only row each campaign without a median, with
+        speculation that did not run as declared, or with fewer than two trials."""
+        factor = self.spec.factor
+        warnings = []
+        for row in self.rows:
+            where = f"{row.condition_id} on input {row.input_id}"
+            for cell in row.cells:
+                if cell.median is None:
+                    warnings.append(
+                        f"no generation rate was measured for {where} in campaign {cell.slug}"
+                    )
+            if factor is None:
+                continue
+            if not row.factor_only:
+                others = [name for name in row.differing if name != factor]
+                reasons = [f"differs in {', '.join(others)}"] if others else []
+                if row.unrecorded:
+                    reasons.append(f"not recorded on both sides: {', '.join(row.unrecorded)}")
+                if factor not in row.differing:
+                    reasons.append(f"{factor} does not differ")
+                warnings.append(f"{where}: not the declared factor alone ({'; '.join(reasons)})")
+            elif row.health:
+                slugs = ", ".join(slug for slug, _ in row.health)
+                warnings.append(f"{where}: speculation did not run as declared in {slugs}")
+            else:
+                warnings += [
+                    f"{where}: fewer than 2 trials with a generation rate in campaign "
+                    f"{cell.slug} or the first, so no ratio"
+                    for cell, ratio in zip(row.cells[1:], row.ratios[1:], strict=True)
+                    if ratio is None and cell.median is not None
+                ]
+        return warnings
+
 
 def resolve_campaigns(
     spec: ComparisonSpec, reports: list[Report]

@@ -67,6 +67,7 @@ def test_a_ratio_only_when_exactly_the_declared_factor_differs(tmp_path):
     site = render_site(data, project_with(tmp_path, gpus=spec))
     page = site.docs["compare/gpus/index.en.md"].decode()
     assert page.count('data-claim="speed-ratio" data-factor-only="true"') == 4
+    assert site.comparisons[0].warnings == []
     row = site.comparisons[0].rows[0]
     assert row.differing == ("devices",) and row.ratios[1] == pytest.approx(
         row.cells[1].median / row.cells[0].median
@@ -181,6 +182,10 @@ def test_devices_alone_is_refused_when_the_driver_and_interconnect_are_not_recor
     assert "no ratio is shown: driver, gpu_runtime, interconnect." in page
     assert page.count('<td data-unrecorded="true">not recorded</td>') == 4 * 3
     assert "記録なし" in site.docs["compare/gpus/index.md"].decode()
+    assert site.comparisons[0].warnings[0] == (
+        "off on input short: not the declared factor alone (not recorded on both sides: "
+        "driver, gpu_runtime, interconnect)"
+    )
 
 
 def test_devices_alone_is_refused_when_the_drivers_differ(tmp_path):
@@ -199,6 +204,7 @@ def test_devices_alone_with_everything_else_recorded_and_equal_gets_its_ratio(tm
     assert all(row.factor_only and row.ratios[1] is not None for row in site.comparisons[0].rows)
     page = site.docs["compare/gpus/index.en.md"].decode()
     assert page.count('data-claim="speed-ratio" data-factor-only="true"') == 4
+    assert site.comparisons[0].warnings == []
 
 
 def test_inputs_are_matched_by_their_text_not_their_id(tmp_path):
