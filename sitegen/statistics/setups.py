@@ -67,6 +67,8 @@ def is_unrecorded(value: str | None) -> bool:
 
 @dataclass(frozen=True)
 class FieldValue:
+    """One field of one record."""
+
     key: str | None
     """What is compared; ``None``: not recorded."""
     shown: str
