@@ -123,14 +123,14 @@ def record_setup(
     }
     flags_known = bool(provenance.flags) and not any(is_unrecorded(v) for v in flags.values())
     version_build = f"{engine.version} {engine.build}"
+    # The engine's self-description is whatever of its version and build it reported (a
+    # pip package's version names its build; a server may state only one of them).
+    described = " ".join(part for part in (engine.version, engine.build) if not is_unrecorded(part))
     names = " / ".join(sorted({d.name for d in host.devices}))
     env_known = bool(provenance.env)
     return {
         "engine": _value(engine.id),
-        "engine_build": FieldValue(
-            None if is_unrecorded(engine.version) or is_unrecorded(engine.build) else version_build,
-            version_build,
-        ),
+        "engine_build": FieldValue(described or None, version_build),
         "interface": _value(engine.api),
         "model_file": FieldValue(
             None if is_unrecorded(model.sha256) else model.sha256,

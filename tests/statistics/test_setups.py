@@ -50,8 +50,16 @@ def test_h100x2_and_b200x2_with_other_drivers_or_none_recorded_are_not_the_devic
 @pytest.mark.parametrize(
     ("path", "value"),
     [
-        (("engine", "build"), "b0-unknown"),
-        (("engine", "version"), "unknown"),
+        (("engine",), {"id": "openai", "version": "unknown", "build": "unknown", "api": "http"}),
+        (
+            ("engine",),
+            {
+                "id": "llamacpp-http",
+                "version": "llama-server b0-unknown",
+                "build": "b0-unknown",
+                "api": "http",
+            },
+        ),
         (("model", "sha256"), UNKNOWN_REMOTE_SHA256),
         (("model", "sha256"), ""),
         (("host", "gpu_runtime"), None),
@@ -101,6 +109,16 @@ def test_location_options_and_the_factor_s_own_flags_are_no_difference():
     right["flags"].update(base_url="http://b:9090", spec_type="draft-mtp", spec_draft_n_max="3")
     assert compare_records(side(left), side(right), "speculative").factor_alone
     assert compare_records(side(left), side(right), None).differing == ("flags",)
+
+
+def test_an_engine_describes_itself_by_whatever_of_version_and_build_it_reported():
+    """A pip package's version names its build (llama.cpp inside reports ``b0-unknown``);
+    a server may state its version alone."""
+    left, right = h100_provenance(), h100_provenance()
+    left["engine"]["build"] = right["engine"]["build"] = "b0-unknown"
+    assert compare_records(side(left), side(right), "devices").factor_alone
+    right["engine"]["version"] = "xllamacpp 2026.11.12000"
+    assert compare_records(side(left), side(right), "devices").differing == ("engine_build",)
 
 
 def test_unrecorded_words():
