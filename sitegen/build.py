@@ -32,6 +32,7 @@ from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import CAMPAIGNS_DIR, read_campaigns
 from sitegen.statistics.comparison import (
+    NOTHING_TO_COMPARE,
     ComparisonSpec,
     CrossCampaign,
     make_comparison,
@@ -122,8 +123,13 @@ def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampai
             Issue(f"{path} → {problem.split(':', 1)[0]}", problem.split(": ", 1)[1], "data")
             for problem in problems
         ]
-        if not problems:
-            comparisons.append(make_comparison(spec, found))
+        if problems:
+            continue
+        comparison = make_comparison(spec, found)
+        if comparison.rows:
+            comparisons.append(comparison)
+        else:
+            issues.append(Issue(str(path), NOTHING_TO_COMPARE, "data"))
     if issues:
         raise DataError(issues)
     return comparisons

@@ -180,6 +180,11 @@ def _check(args: argparse.Namespace) -> None:
                 "registration (registered_at); its registration is taken as the first record's "
                 "start, as its method page states"
             )
+        for warning in report.observation_warnings:
+            print(f"warning: campaign {report.slug}: {warning}")
+    for comparison in checked.comparisons:
+        for warning in comparison.warnings:
+            print(f"warning: comparison {comparison.spec.id}: {warning}")
 
 
 def _verify(args: argparse.Namespace) -> None:

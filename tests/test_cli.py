@@ -91,16 +91,46 @@ def test_check_warns_when_the_summary_carries_no_comparison(tmp_path, capsys):
             record.update(status="failed", failure_reason="server went away", metrics=None)
 
     out = _check_output(tmp_path / "failing", make_plan(), capsys, mutate=failed)
-    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
-    assert "no trials with a generation rate: on on short, on on padded" in warning
+    summary, *observations = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "no trials with a generation rate: on on short, on on padded" in summary
+    assert observations == [
+        f"warning: campaign {summary.split()[2]} no generation rate was measured for on on "
+        f"input {name}"
+        for name in ("short", "padded")
+    ]
 
     def no_drafts(record: dict) -> None:
         if record["condition_id"] == "on" and record["metrics"]:
             record["metrics"].update(draft_proposed=0, draft_accepted=0)
 
     out = _check_output(tmp_path / "inactive", make_plan(), capsys, mutate=no_drafts)
-    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
-    assert "speculation of on did not run as declared (0 drafts proposed in 6 trials" in warning
+    summary, *observations = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "speculation of on did not run as declared (0 drafts proposed in 3 trials" in summary
+    assert len(observations) == 2
+    assert "speculation of on on input short did not run as declared" in observations[0]
 
     out = _check_output(tmp_path / "factor-only", make_plan(), capsys)
     assert out.startswith("ok: ") and "warning" not in out
+
+
+def test_check_warns_for_each_observation_without_a_figure(tmp_path, capsys):
+    """Draft counts not reported, a single trial a side, and a threshold without usable
+    trials: each a warning naming the campaign, condition and input."""
+
+    def no_counts(record: dict) -> None:
+        if record["condition_id"] == "on" and record["metrics"]:
+            record["metrics"].update(draft_proposed=None, draft_accepted=None)
+
+    out = _check_output(tmp_path / "no-counts", make_plan(), capsys, mutate=no_counts)
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert any(
+        "speculation of on on input padded did not run as declared: its engine reported no "
+        "draft counts" in w
+        for w in warnings
+    )
+    out = _check_output(tmp_path / "single", make_plan(repetitions=1), capsys)
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert any(
+        "on vs off on input short: fewer than 2 trials with a generation rate on a side" in w
+        for w in warnings
+    )

@@ -8,7 +8,9 @@ import pytest
 
 from sitegen.plan.models import ConditionSpec, SpeculativeSpec
 from sitegen.statistics.speed import compare_conditions, speed_summary
+from sitegen.statistics.trials import trials_frame, usable
 from tests.conftest import make_plan
+from tests.recordfixtures import h100_provenance, make_record, records_for
 
 
 def _frame(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
@@ -42,7 +44,7 @@ def _frame(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
 
 
 def test_reference_medians_and_ratios():
-    frame = _frame(
+    records = records_for(
         {
             ("off", "short"): [41.28, 51.22, 51.15],
             ("on", "short"): [61.52, 62.27, 62.78],
@@ -50,15 +52,28 @@ def test_reference_medians_and_ratios():
             ("on", "padded"): [55.77, 53.99, 57.01],
         }
     )
+    frame = trials_frame(records)
     summary = speed_summary(frame).set_index(["condition_id", "input_id"])
     assert summary.loc[("off", "short"), "gen_tps_median"] == 51.15
     assert summary.loc[("on", "short"), "gen_tps_median"] == 62.27
     assert summary.loc[("off", "short"), "gen_tps_min"] == 41.28
-    comparisons = {c.input_id: c for c in compare_conditions(make_plan(), speed_summary(frame))}
+    comparisons = {
+        c.input_id: c
+        for c in compare_conditions(make_plan(), speed_summary(frame), records, usable(frame))
+    }
+    assert all(c.is_factor_only and c.unrecorded_fields == () for c in comparisons.values())
     assert round((comparisons["short"].ratio - 1) * 100, 1) == 21.7
     # 55.77 / 49.73 = +12.146 %: the seed's "about 12.2 %" was computed before its per-trial
     # values were rounded to 2 decimals, so agreement is within that rounding.
     assert (comparisons["padded"].ratio - 1) * 100 == pytest.approx(12.2, abs=0.06)
+
+
+def test_without_records_nothing_is_factor_only():
+    """Medians alone show nothing about how the conditions ran: no ratio."""
+    frame = _frame({("off", "short"): [50.0, 51.0], ("on", "short"): [60.0, 61.0]})
+    comparisons = compare_conditions(make_plan(), speed_summary(frame))
+    assert all(c.ratio is None and not c.is_factor_only for c in comparisons)
+    assert "driver" in comparisons[0].unrecorded_fields
 
 
 def test_configuration_comparison_has_no_ratio():
@@ -72,13 +87,16 @@ def test_configuration_comparison_has_no_ratio():
             ),
         ]
     )
-    frame = _frame({("off", "short"): [50.0], ("on", "short"): [60.0]})
+    records = records_for({("off", "short"): [50.0, 51.0], ("on", "short"): [60.0, 61.0]})
+    frame = trials_frame(records)
     (comparison,) = [
-        c for c in compare_conditions(plan, speed_summary(frame)) if c.input_id == "short"
+        c
+        for c in compare_conditions(plan, speed_summary(frame), records, usable(frame))
+        if c.input_id == "short"
     ]
     assert comparison.differing_fields == ("context_capacity",)
     assert comparison.ratio is None
-    assert comparison.treatment_median == pytest.approx(60.0)
+    assert comparison.treatment_median == pytest.approx(60.5)
 
 
 def test_warmups_and_failures_are_excluded():
@@ -104,7 +122,8 @@ def test_memory_summary_per_condition_and_device(tmp_path):
 
 def test_location_options_never_make_a_configuration_comparison():
     """The GLM plan's two conditions run on two servers (different ``base_url``s); an
-    address locates a server and changes nothing measured, so the comparison is factor-only."""
+    address locates a server and changes nothing measured, so the comparison is factor-only
+    when the records show everything else recorded and equal."""
     from pathlib import Path
 
     from sitegen.plan.io import load_plan
@@ -112,16 +131,29 @@ def test_location_options_never_make_a_configuration_comparison():
     plan = load_plan(Path(__file__).parents[1] / "plans" / "glm-h100-llamacpp-http.yaml")
     off, mtp = plan.conditions
     assert off.engine_options["base_url"] != mtp.engine_options["base_url"]
-    medians = {
-        (c.id, i.id): 50.0 if c is off else 60.0 for c in plan.conditions for i in plan.inputs
-    }
-    summary = pd.DataFrame(
-        [
-            {"condition_id": c, "input_id": i, "gen_tps_median": median}
-            for (c, i), median in medians.items()
-        ]
-    )
-    comparisons = compare_conditions(plan, summary)
+    records = []
+    for condition in plan.conditions:
+        provenance = h100_provenance()
+        provenance["engine"].update(id="llamacpp-http", api="http completion")
+        provenance["flags"] = {**provenance["flags"], **condition.engine_options}
+        provenance["flags"] = {k: str(v) for k, v in provenance["flags"].items()}
+        for spec in plan.inputs:
+            for repetition, rate in enumerate(
+                (50.0, 50.0, 50.0) if condition is off else (60.0,) * 3
+            ):
+                records.append(
+                    make_record(
+                        condition.id,
+                        spec.id,
+                        rate,
+                        repetition,
+                        speculative=condition.speculative,
+                        drafts=None if condition is off else (300, 200),
+                        provenance=provenance,
+                    )
+                )
+    frame = trials_frame(records)
+    comparisons = compare_conditions(plan, speed_summary(frame), records, usable(frame))
     assert len(comparisons) == len(plan.inputs) == 6
     for comparison in comparisons:
         assert comparison.is_factor_only and comparison.differing_fields == ()

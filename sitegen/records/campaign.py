@@ -29,9 +29,9 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -467,6 +467,9 @@ class Campaign:
     manifest_registered_at: datetime | None = None
     """The registration the manifest records (``None``: a campaign written before it was
     recorded, or no readable manifest, which C-SIGNED reports)."""
+    prompt_sha256: Mapping[tuple[str, str, int], str] = field(default_factory=dict)
+    """SHA-256 of each record's prompt text by (campaign id, trial id, attempt): the lean
+    records leave the text out, and comparisons match inputs by it."""
 
     @property
     def registered_at(self) -> datetime | None:
@@ -576,7 +579,8 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
                 "data",
             )
         )
-    records, lines, offsets = _read_records(directory / RECORDS_FILE, issues)
+    lean = _LeanRecords()
+    records, lines, offsets = _read_records(directory / RECORDS_FILE, issues, lean)
     annotations = _read_annotations(directory / ANNOTATIONS_FILE, issues)
     return Campaign(
         directory,
@@ -587,6 +591,7 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
         tuple(lines),
         tuple(offsets),
         _manifest_registration(directory / MANIFEST_FILE, issues),
+        lean.prompt_sha256,
     )
 
 
@@ -632,7 +637,7 @@ def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
 
 
 def _read_records(
-    path: Path, issues: list[Issue]
+    path: Path, issues: list[Issue], lean: _LeanRecords
 ) -> tuple[list[TrialRecord], list[int], list[int]]:
     """Every valid record of ``records.jsonl``, lean (see ``Campaign``), with its line number
     and byte offset; every problem becomes an issue. The file is read line by line."""
@@ -644,7 +649,6 @@ def _read_records(
     except OSError as exc:
         issues.append(Issue(str(path), f"cannot read: {exc.strerror or exc}", "data"))
         return [], [], []
-    lean = _LeanRecords()
     offsets: list[int] = []
     with handle:
         # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
@@ -676,11 +680,17 @@ class _LeanRecords:
     def __init__(self) -> None:
         self._shared: dict[tuple[str, str], StrictModel] = {}
         self._fields_sets: dict[frozenset[str], set[str]] = {}
+        self.prompt_sha256: dict[tuple[str, str, int], str] = {}
+        """What is kept of the prompts (``Campaign.prompt_sha256``)."""
 
     def prepare(self, raw: dict) -> dict:
         """``raw`` ready to validate as a lean record; a field that does not validate on its
         own is left as it is, for the record's validation to report where it is."""
         lean = dict(raw)
+        prompt = raw.get("prompt")
+        if isinstance(prompt, str):
+            key = (str(raw.get("campaign_id")), str(raw.get("trial_id")), raw.get("attempt", 1))
+            self.prompt_sha256[key] = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
         for name in self._TEXTS:
             if isinstance(lean.get(name), str):
                 lean[name] = ""

@@ -1,43 +1,36 @@
 """Comparisons across campaigns: a declared set of campaigns, their medians
 side by side, and every field in which they differ.
 
-A ratio is offered only when the campaigns differ in the declared factor alone
-(C-CONFDIFF); otherwise the row is a configuration comparison listing the differing
-fields. Fields that only locate a server (address, port, pid) are never a difference.
+A ratio is offered only when the campaigns differ in the declared factor alone, on
+positive evidence (C-CONFDIFF, ``setups.compare_records``); otherwise the row is a
+configuration comparison naming the differing fields and, apart, those not recorded on
+both sides. Inputs are matched by their prompt text, never by id alone. Fields that only
+locate a server (address, port, pid) are never a difference.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
 
-from sitegen.engine.registry import ENGINES, location_options
 from sitegen.models import StrictModel
+from sitegen.records.models import TrialRecord
 from sitegen.statistics.dispersion import median_ratio_interval
 from sitegen.statistics.health import HealthFinding
 from sitegen.statistics.report import Report
+from sitegen.statistics.setups import (
+    SETUP_FIELDS,
+    Setup,
+    SetupField,
+    compare_records,
+    describe_setup,
+    prompt_sha256,
+)
+from sitegen.statistics.speed import present
 from sitegen.statistics.trials import enters_statistics, generation_rates
 from sitegen.text import Bilingual
-
-ComparedField = Literal[
-    "engine",
-    "engine_build",
-    "interface",
-    "model_file",
-    "quantization",
-    "devices",
-    "device_count",
-    "context_capacity",
-    "sampling",
-    "speculative",
-    "output_cap",
-    "flags",
-]
-COMPARED_FIELDS: tuple[str, ...] = ComparedField.__args__
-"""Every field a cross-campaign comparison compares, in display order."""
 
 
 class ComparisonSpec(StrictModel):
@@ -52,9 +45,9 @@ class ComparisonSpec(StrictModel):
     campaigns: list[str] = Field(min_length=2)
     """The campaigns compared: campaign directory names, or plan names that name one
     published campaign. The first is the baseline of any ratio."""
-    factor: ComparedField | None = None
+    factor: SetupField | None = None
     """The one field the campaigns are meant to differ in; a ratio is printed only where
-    it is the only difference (``None``: never a ratio)."""
+    every other field is recorded in both campaigns and equal (``None``: never a ratio)."""
 
 
 @dataclass(frozen=True)
@@ -62,144 +55,154 @@ class CampaignCell:
     """One campaign's figures for one condition × input."""
 
     slug: str
+    input_id: str
+    """The campaign's own id of the input (inputs are matched by their text, not by id)."""
     median: float | None
     n: int
     prompt_tokens: int
-    setup: dict[str, str]
+    setup: Setup
+    """What the cell's usable records show, field by field."""
 
 
 @dataclass(frozen=True)
 class CrossRow:
-    """One condition × input measured by several of the campaigns."""
+    """One condition × input (the same prompt text) measured by several of the campaigns."""
 
     condition_id: str
     input_id: str
+    """The input's id in the first campaign that measured it."""
     cells: list[CampaignCell]
     differing: tuple[str, ...]
-    """Fields whose values differ between the campaigns (display order)."""
+    """Fields recorded in every campaign whose values differ (display order), the factor
+    included."""
+    unrecorded: tuple[str, ...]
+    """Fields other than the factor that some campaign's records do not record."""
     factor_only: bool
+    """Every campaign differs from the first in the declared factor, and every other field
+    is recorded in both and equal (``setups.compare_records``)."""
     ratios: list[float | None]
-    """Each cell's median ÷ the first cell's, only when ``factor_only`` and the condition's
-    speculation ran as declared in every campaign."""
+    """Each cell's median ÷ the first cell's, only when ``factor_only``, the condition's
+    speculation ran as declared on this input in every campaign, and the ratio has its
+    interval (two or more trials a side)."""
     intervals: list[tuple[float, float] | None]
     """Bootstrap interval of each ratio (the campaign's plan's ``dispersion``)."""
     health: list[tuple[str, tuple[HealthFinding, ...]]]
-    """Campaigns (slug) in which this condition's speculation did not run as declared,
-    with what was observed: then no ratio is shown (C-SPECHEALTH)."""
+    """Campaigns (slug) in which this condition's speculation did not run as declared on
+    this input, with what was observed: then no ratio is shown (C-SPECHEALTH)."""
+
+    @property
+    def shows_ratio(self) -> bool:
+        """At least one campaign's ratio to the first is shown."""
+        return any(ratio is not None for ratio in self.ratios[1:])
 
 
-def campaign_setup(report: Report, condition_id: str, input_id: str) -> dict[str, str]:
-    """The compared fields of one condition × input of a campaign, from what its usable
-    records show (distinct values joined with `` | `` when records disagree)."""
-    records = [
-        r
-        for r in report.campaign.records
-        if enters_statistics(r) and r.condition_id == condition_id and r.input_id == input_id
-    ]
-
-    def location(engine_id: str) -> frozenset[str]:
-        return location_options(engine_id) if engine_id in ENGINES else frozenset()
-
-    def values(get) -> str:
-        return " | ".join(sorted({str(get(r)) for r in records})) or "-"
-
-    return {
-        "engine": values(lambda r: r.provenance.engine.id),
-        "engine_build": values(
-            lambda r: f"{r.provenance.engine.version} {r.provenance.engine.build}"
-        ),
-        "interface": values(lambda r: r.provenance.engine.api),
-        "model_file": values(
-            lambda r: f"{r.provenance.model.file} ({r.provenance.model.sha256[:12]})"
-        ),
-        "quantization": values(lambda r: r.provenance.model.quantization),
-        "devices": values(
-            lambda r: " / ".join(sorted({d.name for d in r.provenance.host.devices}))
-        ),
-        "device_count": values(lambda r: len(r.provenance.host.devices)),
-        "context_capacity": values(lambda r: r.context_capacity),
-        "sampling": values(
-            lambda r: (
-                f"t={r.sampling.temperature} top_p={r.sampling.top_p} top_k={r.sampling.top_k}"
-            )
-        ),
-        "speculative": values(lambda r: r.speculative.label),
-        "output_cap": values(lambda r: r.max_output_tokens),
-        "flags": values(
-            lambda r: json.dumps(
-                {
-                    k: v
-                    for k, v in r.provenance.flags.items()
-                    if k not in location(r.provenance.engine.id)
-                },
-                sort_keys=True,
-                ensure_ascii=False,
-            )
-        ),
-    }
+def _input_keys(report: Report) -> dict[tuple[str, str], str]:
+    """(condition, input id) → the SHA-256 of the prompt texts its usable records sent
+    (several joined when they differ): what matches an input across campaigns."""
+    texts: dict[tuple[str, str], set[str]] = {}
+    prompts = report.campaign.prompt_sha256
+    for record in report.campaign.records:
+        if enters_statistics(record) and (digest := prompt_sha256(record, prompts)):
+            texts.setdefault((record.condition_id, record.input_id), set()).add(digest)
+    return {key: " ".join(sorted(hashes)) for key, hashes in texts.items()}
 
 
 def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[CrossRow]:
-    """Every condition × input that at least two of the campaigns measured, in the
-    baseline's order, with the fields that differ and, for a factor-only difference,
-    the ratios to the baseline campaign."""
-    rows: list[CrossRow] = []
-    keys: list[tuple[str, str]] = []
-    summaries = {
-        report.slug: {
-            (r["condition_id"], r["input_id"]): r for r in report.summary.to_dict("records")
-        }
-        if len(report.summary)
-        else {}
+    """Every condition × input (matched by condition id and prompt text) that at least two
+    of the campaigns measured, in the baseline's order, with the fields that differ or
+    are not recorded and, for a factor-only difference, the ratios to the first campaign."""
+    by_slug = {report.slug: report for report in reports}
+    cells: dict[tuple[str, str], list[tuple[Report, dict]]] = {}
+    for report in reports:
+        keys = _input_keys(report)
+        for row in report.summary.to_dict("records") if len(report.summary) else []:
+            text = keys.get((row["condition_id"], row["input_id"]))
+            found = cells.setdefault((row["condition_id"], text), [])
+            # One cell a campaign: two inputs of one plan with the same text are not two sides.
+            if text is not None and all(seen is not report for seen, _ in found):
+                found.append((report, row))
+    records = {
+        report.slug: [r for r in report.campaign.records if enters_statistics(r)]
         for report in reports
     }
-    for report in reports:
-        keys += [key for key in summaries[report.slug] if key not in keys]
-    for condition_id, input_id in keys:
-        cells = [
+    prompts = {key: digest for r in reports for key, digest in r.campaign.prompt_sha256.items()}
+
+    def measured(report: Report, condition_id: str, input_id: str) -> list[TrialRecord]:
+        return [
+            r
+            for r in records[report.slug]
+            if r.condition_id == condition_id and r.input_id == input_id
+        ]
+
+    rows: list[CrossRow] = []
+    for (condition_id, _), found in cells.items():
+        if len(found) < 2:
+            continue
+        sides = [measured(report, condition_id, row["input_id"]) for report, row in found]
+        row_cells = [
             CampaignCell(
                 report.slug,
-                row["gen_tps_median"],
+                row["input_id"],
+                present(row["gen_tps_median"]),
                 int(row["n"]),
                 int(row["prompt_tokens"]),
-                campaign_setup(report, condition_id, input_id),
+                describe_setup(side, spec.factor, prompts),
             )
-            for report in reports
-            if (row := summaries[report.slug].get((condition_id, input_id))) is not None
+            for (report, row), side in zip(found, sides, strict=True)
         ]
-        if len(cells) < 2:
-            continue
+        pairs = [compare_records(sides[0], side, spec.factor, prompts) for side in sides[1:]]
         differing = tuple(
-            name for name in COMPARED_FIELDS if len({cell.setup[name] for cell in cells}) > 1
+            name
+            for name in SETUP_FIELDS
+            if any(name in pair.differing for pair in pairs)
+            or (name == spec.factor and any(pair.factor_differs for pair in pairs))
         )
-        factor_only = spec.factor is not None and differing == (spec.factor,)
-        by_slug = {report.slug: report for report in reports}
+        unrecorded = tuple(
+            name for name in SETUP_FIELDS if any(name in pair.unrecorded for pair in pairs)
+        )
+        factor_only = spec.factor is not None and all(
+            pair.factor_alone and pair.factor_differs for pair in pairs
+        )
         health = [
-            (cell.slug, found)
-            for cell in cells
-            if (found := by_slug[cell.slug].health.get(condition_id))
+            (cell.slug, findings)
+            for cell in row_cells
+            if (
+                findings := tuple(
+                    f
+                    for f in by_slug[cell.slug].health.get(condition_id, ())
+                    if f.input_id in (None, cell.input_id)
+                )
+            )
         ]
-        base = cells[0].median
         shown = factor_only and not health
-        ratios = [
-            cell.median / base if shown and base and cell.median is not None else None
-            for cell in cells
-        ]
         rates = [
-            generation_rates(by_slug[cell.slug].usable_speed_trials, condition_id, input_id)
-            if shown
-            else None
-            for cell in cells
+            generation_rates(by_slug[cell.slug].usable_speed_trials, condition_id, cell.input_id)
+            for cell in row_cells
         ]
         intervals = [
             median_ratio_interval(rate, rates[0], by_slug[cell.slug].plan.dispersion)
             if shown and index
             else None
-            for index, (cell, rate) in enumerate(zip(cells, rates, strict=True))
+            for index, (cell, rate) in enumerate(zip(row_cells, rates, strict=True))
+        ]
+        base = row_cells[0].median
+        ratios = [
+            cell.median / base
+            if interval is not None and base and cell.median is not None
+            else None
+            for cell, interval in zip(row_cells, intervals, strict=True)
         ]
         rows.append(
             CrossRow(
-                condition_id, input_id, cells, differing, factor_only, ratios, intervals, health
+                condition_id,
+                row_cells[0].input_id,
+                row_cells,
+                differing,
+                unrecorded,
+                factor_only,
+                ratios,
+                intervals,
+                health,
             )
         )
     return rows
@@ -212,6 +215,43 @@ class CrossCampaign:
     spec: ComparisonSpec
     reports: list[Report]
     rows: list[CrossRow]
+
+    @property
+    def warnings(self) -> list[str]:
+        """Where the page states an observation instead of the declared factor's ratio,
+        for ``sitegen check``: each row that is not the factor alone (what differs, what is
+        not recorded), and in a factor-only row each campaign without a median, with
+        speculation that did not run as declared, or with fewer than two trials."""
+        factor = self.spec.factor
+        warnings = []
+        for row in self.rows:
+            where = f"{row.condition_id} on input {row.input_id}"
+            for cell in row.cells:
+                if cell.median is None:
+                    warnings.append(
+                        f"no generation rate was measured for {where} in campaign {cell.slug}"
+                    )
+            if factor is None:
+                continue
+            if not row.factor_only:
+                others = [name for name in row.differing if name != factor]
+                reasons = [f"differs in {', '.join(others)}"] if others else []
+                if row.unrecorded:
+                    reasons.append(f"not recorded on both sides: {', '.join(row.unrecorded)}")
+                if factor not in row.differing:
+                    reasons.append(f"{factor} does not differ")
+                warnings.append(f"{where}: not the declared factor alone ({'; '.join(reasons)})")
+            elif row.health:
+                slugs = ", ".join(slug for slug, _ in row.health)
+                warnings.append(f"{where}: speculation did not run as declared in {slugs}")
+            else:
+                warnings += [
+                    f"{where}: fewer than 2 trials with a generation rate in campaign "
+                    f"{cell.slug} or the first, so no ratio"
+                    for cell, ratio in zip(row.cells[1:], row.ratios[1:], strict=True)
+                    if ratio is None and cell.median is not None
+                ]
+        return warnings
 
 
 def resolve_campaigns(
@@ -235,3 +275,10 @@ def resolve_campaigns(
 
 def make_comparison(spec: ComparisonSpec, reports: list[Report]) -> CrossCampaign:
     return CrossCampaign(spec, reports, compare_campaigns(spec, reports))
+
+
+NOTHING_TO_COMPARE = (
+    "nothing to compare: no condition × input (same condition id and prompt text) was "
+    "measured by two or more of the campaigns"
+)
+"""Why a comparison without a row is refused."""

@@ -8,13 +8,13 @@ to the baseline says nothing about speculation (seed report 002: 0.6× at 96 % V
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
 from sitegen.plan.models import Plan
 
-HealthKind = Literal["no-drafts", "low-acceptance", "memory-headroom"]
+HealthKind = Literal["no-counts", "no-drafts", "low-acceptance", "memory-headroom"]
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,19 @@ class HealthFinding:
     condition_id: str
     kind: HealthKind
     observed: float
-    """Drafts proposed (``no-drafts``: 0), pooled acceptance (a proportion), or peak
-    memory (MiB) of ``device``."""
+    """Drafts proposed (``no-drafts``: 0; ``no-counts``: 0, none reported), pooled
+    acceptance on the input (a proportion), or peak memory (MiB) of ``device``."""
     limit: float | None
-    """The declared bound (``None`` for ``no-drafts``, which needs no declaration)."""
+    """The declared bound (``None`` for ``no-counts`` and ``no-drafts``, which need no
+    declaration)."""
     trials: int
-    """Usable speed trials of the condition the observation covers."""
+    """Usable speed trials the observation covers (of the input; for ``memory-headroom``
+    of every speed input)."""
     device: str | None = None
     """``memory-headroom``: the device over its bound."""
+    input_id: str | None = None
+    """The speed input observed; ``None`` for ``memory-headroom``, measured over every
+    speed input of the condition."""
 
 
 def speculation_health(
@@ -39,8 +44,9 @@ def speculation_health(
 ) -> dict[str, tuple[HealthFinding, ...]]:
     """Per speculative condition with usable speed trials: every finding (empty: healthy).
 
-    Drafts are pooled over the condition's speed inputs. A condition whose engine reports
-    no draft counts at all is not judged on drafts (nothing was observed)."""
+    Drafts are judged per input, never pooled over inputs (an input without drafts is not
+    made healthy by another's). An input whose engine reported no draft counts is
+    ``no-counts``: speculation is not shown to have run, so no ratio is its effect."""
     bounds = plan.speculation_health
     findings: dict[str, tuple[HealthFinding, ...]] = {}
     for condition in plan.conditions:
@@ -49,24 +55,11 @@ def speculation_health(
         rows = summary[summary["condition_id"] == condition.id]
         if rows.empty:
             continue
-        trials = int(rows["n"].sum())
-        found: list[HealthFinding] = []
-        counted = rows.dropna(subset=["draft_proposed"])
-        if len(counted):
-            proposed = int(counted["draft_proposed"].sum())
-            accepted = int(counted["draft_accepted"].sum())
-            if proposed == 0:
-                found.append(HealthFinding(condition.id, "no-drafts", 0, None, trials))
-            elif bounds.min_acceptance is not None and accepted / proposed < bounds.min_acceptance:
-                found.append(
-                    HealthFinding(
-                        condition.id,
-                        "low-acceptance",
-                        accepted / proposed,
-                        bounds.min_acceptance,
-                        trials,
-                    )
-                )
+        found = [
+            finding
+            for row in rows.itertuples()
+            if (finding := _draft_finding(condition.id, row, bounds.min_acceptance)) is not None
+        ]
         if bounds.max_device_memory_mib is not None and len(memory):
             peaks = memory[memory["condition_id"] == condition.id]
             for row in peaks.itertuples():
@@ -77,9 +70,31 @@ def speculation_health(
                             "memory-headroom",
                             float(row.max_mib),
                             bounds.max_device_memory_mib,
-                            trials,
+                            int(rows["n"].sum()),
                             device=row.device,
                         )
                     )
         findings[condition.id] = tuple(found)
     return findings
+
+
+def _draft_finding(
+    condition_id: str, row: Any, min_acceptance: float | None
+) -> HealthFinding | None:
+    """What one input's summary row shows about the drafts (``None``: they ran)."""
+    trials = int(row.n)
+    if row.draft_proposed is None or pd.isna(row.draft_proposed):
+        return HealthFinding(condition_id, "no-counts", 0, None, trials, input_id=row.input_id)
+    if row.draft_proposed == 0:
+        return HealthFinding(condition_id, "no-drafts", 0, None, trials, input_id=row.input_id)
+    acceptance = row.draft_accepted / row.draft_proposed
+    if min_acceptance is not None and acceptance < min_acceptance:
+        return HealthFinding(
+            condition_id,
+            "low-acceptance",
+            acceptance,
+            min_acceptance,
+            trials,
+            input_id=row.input_id,
+        )
+    return None

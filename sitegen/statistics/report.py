@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
@@ -29,7 +30,6 @@ from sitegen.statistics.speed import (
     Comparison,
     compare_conditions,
     memory_summary,
-    observed_setups,
     speed_summary,
 )
 from sitegen.statistics.sweep import Sweep, make_sweep, pareto_points
@@ -81,11 +81,19 @@ class ConditionOverview:
 
 @dataclass(frozen=True)
 class ThresholdResult:
-    """A threshold claim as observed: ``k`` of ``n`` trials above it."""
+    """A threshold claim as observed: ``k`` of ``n`` trials strictly above the declared
+    bound, never a rounded one (``n`` 0: nothing was observed, no count is shown)."""
 
     claim: ThresholdClaim
     k: int
     n: int
+
+    @property
+    def above_decimals(self) -> int:
+        """Decimals of the bound as declared (49.96 → 2, 50 → 0): it is shown with them,
+        so a rounded bound never seems to put a trial on the other side."""
+        exponent = Decimal(repr(self.claim.above)).normalize().as_tuple().exponent
+        return max(0, -int(exponent))
 
 
 @dataclass(frozen=True)
@@ -155,8 +163,9 @@ class Report:
     memory: pd.DataFrame
     """Peak memory per condition and device over the speed trials."""
     health: dict[str, tuple[HealthFinding, ...]]
-    """Per speculative condition: how its speculation fell outside the plan's bounds
-    (empty: it ran as declared), C-SPECHEALTH."""
+    """Per speculative condition: how its speculation fell outside the plan's bounds, each
+    finding of one input or (memory) of every input (empty: it ran as declared),
+    C-SPECHEALTH."""
 
     @property
     def plan(self) -> Plan:
@@ -414,15 +423,14 @@ class Report:
         has no speed inputs (a quality evaluation only)."""
         if not self.plan.inputs:
             return None
-        if any(
-            r.comparison.is_speculation_effect and r.comparison.has_medians for r in self.headline
-        ):
+        if any(r.comparison.ratio is not None for r in self.headline):
             return None
         if len(self.plan.conditions) < 2:
             return "the plan has one condition: nothing to compare"
-        configurations: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
+        configurations: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
         missing: list[str] = []
-        inactive: dict[str, str] = {}
+        inactive: dict[str, list[str]] = {}
+        single: list[str] = []
         for c in self.comparisons:
             # A side without trials first: its records show no engine or devices, so the
             # observed setups differ too, and that is not the reason.
@@ -434,23 +442,68 @@ class Report:
                     if median is None and f"{condition} on {c.input_id}" not in missing:
                         missing.append(f"{condition} on {c.input_id}")
             elif not c.is_factor_only:
-                key = (c.treatment, c.baseline, c.differing_fields)
+                key = (c.treatment, c.baseline, c.differing_fields, c.unrecorded_fields)
                 configurations.setdefault(key, []).append(c.input_id)
-            elif c.health and c.treatment not in inactive:
-                inactive[c.treatment] = ", ".join(_health_text(f) for f in c.health)
+            elif c.health:
+                texts = inactive.setdefault(c.treatment, [])
+                texts += [t for f in c.health if (t := _health_text(f)) not in texts]
+            elif c.ratio is None:
+                single.append(f"{c.treatment} vs {c.baseline} on {c.input_id}")
         reasons = [
             f"configuration comparison {treatment} vs {baseline} on input(s) "
-            f"{', '.join(inputs)}: they differ in {', '.join(fields)}, not in the declared "
+            f"{', '.join(inputs)}: {_setup_text(fields, unrecorded)}, so not the declared "
             f"factor ({self.plan.factor}) alone"
-            for (treatment, baseline, fields), inputs in configurations.items()
+            for (treatment, baseline, fields, unrecorded), inputs in configurations.items()
         ]
         reasons += [
-            f"speculation of {condition} did not run as declared ({observed}; C-SPECHEALTH)"
+            f"speculation of {condition} did not run as declared ({', '.join(observed)}; "
+            "C-SPECHEALTH)"
             for condition, observed in inactive.items()
         ]
+        if single:
+            reasons.append(f"fewer than 2 trials on a side, no interval: {', '.join(single)}")
         if missing:
             reasons.append(f"no trials with a generation rate: {', '.join(missing)}")
         return "; ".join(reasons) or "no trials"
+
+    @cached_property
+    def observation_warnings(self) -> list[str]:
+        """Every place a page states an observation where a figure might be expected, for
+        ``sitegen check`` (warnings, not errors), each naming the condition and input: a
+        missing median, speculation that did not run as declared (or reported no draft
+        counts), a factor-only ratio without its interval (fewer than two trials a side),
+        and a threshold without usable trials."""
+        warnings: list[str] = []
+
+        def add(text: str) -> None:
+            if text not in warnings:
+                warnings.append(text)
+
+        for c in self.comparisons:
+            for condition, median in (
+                (c.baseline, c.baseline_median),
+                (c.treatment, c.treatment_median),
+            ):
+                if median is None:
+                    add(f"no generation rate was measured for {condition} on input {c.input_id}")
+            for finding in c.health:
+                add(
+                    f"speculation of {c.treatment} on input {c.input_id} did not run as "
+                    f"declared: {_health_text(finding)} (no ratio shown)"
+                )
+            if c.is_speculation_effect and c.has_medians and c.ratio_interval is None:
+                add(
+                    f"{c.treatment} vs {c.baseline} on input {c.input_id}: fewer than 2 "
+                    "trials with a generation rate on a side, so no ratio (medians only)"
+                )
+        for row in self.thresholds:
+            if row.n == 0:
+                claim = row.claim
+                add(
+                    f"threshold {claim.metric} above {claim.above!r} for {claim.condition_id} on "
+                    f"input {claim.input_id or 'all'}: no usable trials, nothing observed"
+                )
+        return warnings
 
     @property
     def registered_at(self) -> datetime | None:
@@ -476,11 +529,21 @@ class Report:
         return any(c.speculative.mode.startswith("ngram") for c in self.plan.conditions)
 
 
+def _setup_text(differing: tuple[str, ...], unrecorded: tuple[str, ...]) -> str:
+    parts = [f"they differ in {', '.join(differing)}"] if differing else []
+    if unrecorded:
+        parts.append(f"not recorded on both sides: {', '.join(unrecorded)}")
+    return "; ".join(parts)
+
+
 def _health_text(finding: HealthFinding) -> str:
+    on = f" on {finding.input_id}" if finding.input_id else ""
+    if finding.kind == "no-counts":
+        return f"its engine reported no draft counts{on}"
     if finding.kind == "no-drafts":
-        return f"0 drafts proposed in {finding.trials} trials"
+        return f"0 drafts proposed in {finding.trials} trials{on}"
     if finding.kind == "low-acceptance":
-        return f"acceptance {finding.observed:.1%} under the declared {finding.limit:.1%}"
+        return f"acceptance {finding.observed:.1%} under the declared {finding.limit:.1%}{on}"
     return (
         f"peak memory {finding.observed:,.0f} MiB on {finding.device} over the declared "
         f"{finding.limit:,.0f} MiB"
@@ -508,9 +571,10 @@ def make_report(campaign: Campaign) -> Report:
         comparisons=compare_conditions(
             plan,
             summary,
-            observed_setups(campaign.records),
+            campaign.records,
             usable_speed,
             health,
+            campaign.prompt_sha256,
         ),
         excluded=excluded_counts(
             frame, [t.trial_id for t in expand_trials(plan) if t.role == "measured"]

@@ -12,6 +12,7 @@ from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval
 from sitegen.statistics.health import HealthFinding
+from sitegen.statistics.setups import PromptHashes, compare_records
 from sitegen.statistics.trials import (
     enters_statistics,
     generation_rates,
@@ -101,6 +102,12 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def present(value: object) -> float | None:
+    """A summary value, or ``None`` where there is none: a table's missing value is NaN,
+    which must never reach a ratio or a page as a number."""
+    return None if value is None or pd.isna(value) else float(value)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Condition ``treatment`` against ``baseline`` on one input."""
@@ -109,29 +116,36 @@ class Comparison:
     baseline: str
     treatment: str
     differing_fields: tuple[str, ...]
-    """Fields other than the declared factor that differ; non-empty → configuration comparison."""
+    """Fields other than the declared factor that differ, in the plan or in what both
+    sides' records show; non-empty → configuration comparison."""
     baseline_median: float | None
     treatment_median: float | None
     ratio_interval: tuple[float, float] | None = None
-    """Bootstrap interval of the median ratio (``Plan.dispersion``), factor-only only."""
+    """Bootstrap interval of the median ratio (``Plan.dispersion``), factor-only only;
+    ``None`` with fewer than two trials on a side."""
     health: tuple[HealthFinding, ...] = ()
-    """Why the treatment's speculation did not run as declared (C-SPECHEALTH)."""
+    """Why the treatment's speculation did not run as declared on this input (C-SPECHEALTH)."""
+    unrecorded_fields: tuple[str, ...] = ()
+    """Fields other than the declared factor that the records of one side or both do not
+    record: never equal, so the comparison is not factor-only either."""
 
     @property
     def is_factor_only(self) -> bool:
-        return not self.differing_fields
+        """Every field but the declared factor recorded on both sides and equal."""
+        return not self.differing_fields and not self.unrecorded_fields
 
     @property
     def is_speculation_effect(self) -> bool:
-        """A factor-only comparison whose speculation ran as declared: only then is its
-        ratio shown as the effect of speculation."""
+        """A factor-only comparison whose speculation ran as declared on this input: only
+        then may its ratio be shown as the effect of speculation."""
         return self.is_factor_only and not self.health
 
     @property
     def ratio(self) -> float | None:
-        """Median gen tok/s ratio, only when the conditions differ in the declared factor
-        alone and the treatment's speculation is healthy."""
-        if not self.is_speculation_effect:
+        """Median gen tok/s ratio, only for a speculation effect with both medians and the
+        interval of the ratio (two or more trials a side); otherwise the page states the
+        medians alone."""
+        if not self.is_speculation_effect or self.ratio_interval is None:
             return None
         if not self.baseline_median or self.treatment_median is None:
             return None
@@ -161,21 +175,6 @@ def condition_differences(
             key: value for key, value in dump["engine_options"].items() if key not in location
         }
     return tuple(sorted(k for k in left if left[k] != right[k]))
-
-
-def observed_setups(records: Iterable[TrialRecord]) -> dict[str, dict[str, frozenset]]:
-    """What each condition's usable records show about where they ran: the engine ids
-    and the device sets (``id name`` of every device). Compared across a comparison, so
-    two conditions measured on different engines or hardware are never a factor-only
-    comparison, whatever the plan says."""
-    seen: dict[str, dict[str, set]] = {}
-    for r in records:
-        if enters_statistics(r):
-            setup = seen.setdefault(r.condition_id, {"engine": set(), "devices": set()})
-            setup["engine"].add(r.provenance.engine.id)
-            devices = tuple(sorted(f"{d.id} {d.name}" for d in r.provenance.host.devices))
-            setup["devices"].add(devices)
-    return {c: {k: frozenset(v) for k, v in setup.items()} for c, setup in seen.items()}
 
 
 def matched_baseline(plan: Plan, condition: ConditionSpec) -> ConditionSpec | None:
@@ -211,33 +210,42 @@ def comparison_pairs(plan: Plan) -> list[tuple[ConditionSpec, ConditionSpec]]:
 def compare_conditions(
     plan: Plan,
     summary: pd.DataFrame,
-    setups: dict[str, dict[str, frozenset]] | None = None,
+    records: Iterable[TrialRecord] = (),
     trials: pd.DataFrame | None = None,
     health: dict[str, tuple[HealthFinding, ...]] | None = None,
+    prompts: PromptHashes | None = None,
 ) -> list[Comparison]:
     """Every comparison of ``comparison_pairs``, per speed input.
 
     A ratio is offered only where the two differ in the declared factor alone (C-CONFDIFF):
-    in the plan and in what their records show (``setups``: engine and devices), and where
-    the treatment's speculation ran as declared (``health``, C-SPECHEALTH). ``trials``
-    (usable speed trials) give each factor-only ratio its bootstrap interval.
+    in the plan, and in what both sides' usable ``records`` of the input show
+    (``setups.compare_records``: every field recorded and equal), and where the
+    treatment's speculation ran as declared on that input (``health``, C-SPECHEALTH).
+    ``trials`` (usable speed trials) give each factor-only ratio its bootstrap interval;
+    ``prompts`` the prompt hashes of records read without their texts.
     """
-    setups = setups or {}
     health = health or {}
-
-    def observed_differences(a: str, b: str) -> tuple[str, ...]:
-        left, right = setups.get(a, {}), setups.get(b, {})
-        return tuple(k for k in ("engine", "devices") if left.get(k) != right.get(k))
-
-    medians = {(row.condition_id, row.input_id): row.gen_tps_median for row in summary.itertuples()}
+    observed: dict[tuple[str, str], list[TrialRecord]] = {}
+    for record in records:
+        if enters_statistics(record):
+            observed.setdefault((record.condition_id, record.input_id), []).append(record)
+    medians = {
+        (row.condition_id, row.input_id): present(row.gen_tps_median)
+        for row in summary.itertuples()
+    }
     comparisons = []
     for baseline, other in comparison_pairs(plan):
-        differing = condition_differences(
-            baseline, other, plan.factor, plan.engine
-        ) + observed_differences(baseline.id, other.id)
+        planned = condition_differences(baseline, other, plan.factor, plan.engine)
         for spec in plan.inputs:
+            setups = compare_records(
+                observed.get((baseline.id, spec.id), []),
+                observed.get((other.id, spec.id), []),
+                plan.factor,
+                prompts,
+            )
+            differing = planned + tuple(f for f in setups.differing if f not in planned)
             interval = None
-            if not differing and trials is not None:
+            if not differing and not setups.unrecorded and trials is not None:
                 interval = median_ratio_interval(
                     generation_rates(trials, other.id, spec.id),
                     generation_rates(trials, baseline.id, spec.id),
@@ -252,7 +260,10 @@ def compare_conditions(
                     baseline_median=medians.get((baseline.id, spec.id)),
                     treatment_median=medians.get((other.id, spec.id)),
                     ratio_interval=interval,
-                    health=health.get(other.id, ()),
+                    health=tuple(
+                        f for f in health.get(other.id, ()) if f.input_id in (None, spec.id)
+                    ),
+                    unrecorded_fields=setups.unrecorded,
                 )
             )
     return comparisons

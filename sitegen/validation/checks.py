@@ -481,12 +481,14 @@ def _ratios_only_for_the_factor(path: str, facts: PageFacts) -> list[Issue]:
                 )
             )
     for claim in facts.claims_of("configuration-comparison"):
-        if not claim.attrs.get("data-differing") or "data-ratio" in claim.attrs:
+        named = claim.attrs.get("data-differing") or claim.attrs.get("data-unrecorded")
+        if not named or "data-ratio" in claim.attrs:
             issues.append(
                 violation(
                     "C-CONFDIFF",
                     f"{path} (claim 'configuration-comparison')",
-                    "a configuration comparison must list the differing fields and print no ratio",
+                    "a configuration comparison must list the differing or unrecorded fields "
+                    "and print no ratio",
                 )
             )
     return issues
@@ -507,17 +509,23 @@ def _ratios_only_for_running_speculation(path: str, facts: PageFacts) -> list[Is
     ]
 
 
+_INTERVAL = r"[0-9][0-9,]*(?:\.[0-9]+)?–[0-9][0-9,]*(?:\.[0-9]+)?"
+_INTERVALS = re.compile(rf"{_INTERVAL}(?: {_INTERVAL})*")
+"""``data-ci``: one or more ``low–high`` intervals, space-separated; nothing else (not
+``none``, not empty) is an interval."""
+
+
 @check("C-SPREAD", "page")
 def _ratios_with_interval(path: str, facts: PageFacts) -> list[Issue]:
     return [
         violation(
             "C-SPREAD",
             f"{path} (claim '{claim.kind}', {claim.attrs.get('data-treatment', '?')})",
-            "a ratio without its bootstrap interval (data-ci)",
+            f"a ratio without its bootstrap interval (data-ci={claim.attrs.get('data-ci')!r})",
         )
         for name in ("speed-ratio", "sweep-ratio")
         for claim in facts.claims_of(name)
-        if not claim.attrs.get("data-ci")
+        if not _INTERVALS.fullmatch(claim.attrs.get("data-ci") or "")
     ]
 
 

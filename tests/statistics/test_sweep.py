@@ -144,8 +144,10 @@ def _no_drafts(record):
 def test_speculation_that_proposed_no_drafts_gets_no_ratio(tmp_path):
     publishable_campaign(tmp_path, make_plan(), mutate=_no_drafts)
     report = _report(tmp_path)
-    (finding,) = report.health["on"]
-    assert (finding.kind, finding.observed, finding.trials) == ("no-drafts", 0, 6)
+    # Per input, never pooled over inputs: each of the two inputs is its own finding.
+    findings = {f.input_id: f for f in report.health["on"]}
+    assert set(findings) == {"short", "padded"}
+    assert all((f.kind, f.observed, f.trials) == ("no-drafts", 0, 3) for f in findings.values())
     assert all(c.is_factor_only and c.ratio is None and c.health for c in report.comparisons)
 
 
@@ -186,7 +188,7 @@ def test_the_page_states_what_was_observed_and_refuses_an_injected_ratio(tmp_pat
     index = next(p for p in rendered.docs if p.endswith("/index.en.md") and "reports/" in p)
     html = rendered.docs[index].decode()
     assert 'data-claim="speculation-health"' in html and 'data-claim="speed-ratio"' not in html
-    assert "proposed 0 draft tokens in 6 trials" in html
+    assert "proposed 0 draft tokens in 3 trials" in html
     injected = html.replace(
         'data-claim="speculation-health"',
         'data-claim="speed-ratio" data-factor-only="true" data-healthy="true" data-ci="1–2"',
