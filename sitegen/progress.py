@@ -63,13 +63,24 @@ class CampaignProgress:
         return f"{self.name}  {where}"
 
 
+def _terminal() -> IO[str]:
+    """Standard error as it is now, kept apart from file descriptor 2 (which measure
+    points at the engine log while native code runs); an in-memory stream (a test's
+    capture) is used as it is."""
+    try:
+        descriptor = sys.stderr.fileno()
+    except (OSError, ValueError, AttributeError):
+        return sys.stderr
+    return os.fdopen(os.dup(descriptor), "w", buffering=1)
+
+
 class MeasureDisplay:
     """Live on a terminal, plain lines elsewhere; ``stream`` defaults to the terminal as
     it is now (measure points file descriptor 2 at the engine log while it runs, so the
     display keeps its own copy)."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream or os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
+        self.stream = stream or _terminal()
         self.live = self.stream.isatty()
         self.progress: Progress | None = None
 

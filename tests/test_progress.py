@@ -5,6 +5,7 @@ lines elsewhere."""
 from __future__ import annotations
 
 import io
+import re
 
 from sitegen.engine import fake
 from sitegen.errors import EngineError
@@ -92,7 +93,8 @@ def test_plain_lines_off_a_terminal(tmp_path):
 def test_a_live_display_on_a_terminal(tmp_path):
     out = _Terminal()
     _measure(MeasureDisplay(out), tmp_path)
-    shown = out.getvalue()
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())  # colours and cursor moves
     assert "unit  on · measuring" in shown and "14/14" in shown and "100%" in shown
-    assert "FAILED on/short/r0" in shown and "1 failed" in shown
+    # The warm-up and the three trials of the failing input, each said as it happens.
+    assert "FAILED on/short/r0: engine error" in shown and "4 failed" in shown
     assert "ETA" in shown and "tok/s" in shown

@@ -55,10 +55,11 @@ def _measure(plan_file: Path, data: Path) -> int:
 
 
 def _error(capsys) -> str:
-    """The one line ``sitegen`` printed on stderr."""
+    """The one error line ``sitegen`` printed on stderr, after any progress lines."""
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
-    return err.removeprefix("error: ").rstrip("\n")
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and err.endswith(errors[0] + "\n") and "Traceback" not in err, err
+    return errors[0].removeprefix("error: ")
 
 
 def _planned_once(directory: Path, plan: Plan) -> None:
