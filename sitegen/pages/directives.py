@@ -29,6 +29,7 @@ from sitegen.pages.schema import field_dictionary
 from sitegen.quality.suites import ALL_DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
+from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.text import CONTROL_CHARACTERS
@@ -80,6 +81,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
     env.filters["author_text"] = render_author_text
+    env.globals["iqr_fence"] = IQR_FENCE
     return env
 
 

@@ -8,7 +8,12 @@ from pathlib import Path
 import jinja2
 
 from sitegen.errors import DataError, Issue
-from sitegen.pages.content import DirectiveCalls, content_environment, without_directive_outputs
+from sitegen.pages.content import (
+    DirectiveCalls,
+    content_environment,
+    refuse_symlinks,
+    render_prose,
+)
 from sitegen.pages.directives import Directives, html_environment
 from sitegen.pages.downloads import make_downloads, write_answer_shards
 from sitegen.pages.i18n import LANGUAGES, Catalog
@@ -18,6 +23,7 @@ from sitegen.statistics.report import Report
 from sitegen.validation import (
     check_language_parity,
     check_page,
+    check_project,
     check_prose,
     check_report_pages,
 )
@@ -79,6 +85,7 @@ def render_docs(
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
     the records are written into ``scratch``."""
+    refuse_symlinks(project_dir / "content")
     content = content_environment(project_dir / "content")
     partials = html_environment(str(project_dir / "theme" / "partials"))
     docs: Docs = {}
@@ -95,10 +102,18 @@ def render_docs(
         except (jinja2.TemplateError, TypeError) as exc:
             issues.append(Issue(f"content/{template_name}", str(exc), "directive"))
             return None
-        issues.extend(check_prose(template_name, without_directive_outputs(text)))
-        return calls.substitute(text)
+        except RecursionError:
+            issues.append(
+                Issue(f"content/{template_name}", "a macro or include calls itself without end", "directive")
+            )
+            return None
+        prose = render_prose(text)
+        issues.extend(Issue(f"content/{template_name}", p, "content") for p in prose.problems)
+        issues.extend(check_prose(template_name, prose.text))
+        return calls.substitute(prose.markdown)
 
     issues.extend(check_content_languages(project_dir / "content"))
+    issues.extend(check_project(project_dir))
     downloads = {
         report.slug: make_downloads(report, scratch / report.slug / "downloads")
         for report in reports

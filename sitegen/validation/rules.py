@@ -24,9 +24,9 @@ from sitegen.text import Bilingual
 RULE_CATALOG = Path(__file__).with_name("rules.yaml")
 """The catalog file, shipped inside the package."""
 
-Scope = Literal["campaign", "prose", "page", "report"]
+Scope = Literal["campaign", "project", "prose", "page", "report"]
 """What a check looks at: ``campaign`` (records and annotations, before any page is
-rendered), ``prose`` (a content template's own text, directive outputs taken out),
+rendered), ``project`` (the project's own files: catalogs, comparisons, mkdocs.yml), ``prose`` (a content template's own text, directive outputs taken out),
 ``page`` (one rendered page's claims), ``report`` (every page of one report in one
 language)."""
 
@@ -71,7 +71,7 @@ _CHECKS: list[Check] = []
 
 def check(rule_id: str, scope: Scope) -> Callable[[Callable[..., list[Issue]]], Any]:
     """Register a check of ``rule_id``. Signatures by scope: ``campaign(campaign)``,
-    ``prose(template, text)``, ``page(path, facts)``, ``report(pages, paths, report)``;
+    ``project(project_dir)``, ``prose(template, text)``, ``page(path, facts)``, ``report(pages, paths, report)``;
     each returns issues."""
 
     def register(function: Callable[..., list[Issue]]) -> Callable[..., list[Issue]]:
@@ -84,6 +84,7 @@ def check(rule_id: str, scope: Scope) -> Callable[[Callable[..., list[Issue]]], 
 def registered_checks(scope: Scope | None = None) -> list[Check]:
     """Every registered check (of one scope), in registration order."""
     import sitegen.validation.checks  # noqa: F401  (registers the checks on import)
+    import sitegen.validation.figure_checks  # noqa: F401
 
     return [c for c in _CHECKS if scope is None or c.scope == scope]
 
