@@ -23,7 +23,7 @@ from pydantic import ValidationError
 import sitegen
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
-from sitegen.pages.mkdocs import VersionBuild
+from sitegen.pages.mkdocs import VersionBuild, check_overrides, read_site_settings
 from sitegen.pages.render import Docs, render_docs
 from sitegen.publish.archive import check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
@@ -96,6 +96,8 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
         issues.append(Issue(str(data_dir), "every campaign is marked publish: false", "data"))
     if issues:
         raise DataError(issues)
+    read_site_settings(project_dir)
+    check_overrides(project_dir)
     catalogs = load_catalogs(project_dir / "theme")
     reports = [make_report(campaign) for campaign in campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)

@@ -106,7 +106,11 @@ def render_docs(
             return None
         except RecursionError:
             issues.append(
-                Issue(f"content/{template_name}", "a macro or include calls itself without end", "directive")
+                Issue(
+                    f"content/{template_name}",
+                    "a macro or include calls itself without end",
+                    "directive",
+                )
             )
             return None
         prose = render_prose(text)

@@ -61,9 +61,7 @@ def _other_numerals(text: str) -> list[str]:
     return [
         c
         for c in text
-        if not c.isascii()
-        and not _is_cjk_ideograph(c)
-        and unicodedata.numeric(c, None) is not None
+        if not c.isascii() and not _is_cjk_ideograph(c) and unicodedata.numeric(c, None) is not None
     ]
 
 
