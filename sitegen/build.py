@@ -38,7 +38,7 @@ from sitegen.statistics.comparison import (
     resolve_campaigns,
 )
 from sitegen.statistics.report import Report, make_report
-from sitegen.validation import validate_campaigns
+from sitegen.validation import check_project, validate_campaigns
 
 COMPARISONS_DIR = "content/comparisons"
 """Declarations of reports over several campaigns, one ``<id>.yaml`` each."""
@@ -92,6 +92,7 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     campaigns, issues = read_campaigns(data_dir)
     campaigns = [c for c in campaigns if c.annotations.publish]
     issues += validate_campaigns(campaigns)
+    issues += check_project(project_dir)
     if not campaigns and not issues:
         issues.append(Issue(str(data_dir), "every campaign is marked publish: false", "data"))
     if issues:

@@ -115,7 +115,7 @@ class Prose:
     text: str
     """Every visible text of the prose (directive outputs taken out), for the prose checks."""
     problems: list[str]
-    """Markup an author may not write (raw HTML), one line each."""
+    """What an author may not write (raw HTML, numbered lists), one line each."""
 
 
 def render_prose(text: str) -> Prose:
@@ -127,6 +127,9 @@ def render_prose(text: str) -> Prose:
         if token.type in ("html_block", "html_inline")
     ]
     tokens = _markdown().parse(text)
+    if any(token.type == "ordered_list_open" for token in tokens):
+        # Its item numbers are figures the page shows (CSS counters), written by hand.
+        problems.append("an ordered list numbers its items: write a bullet list")
     blocks: list[str] = []
     pending: list[Token] = []
     index = 0

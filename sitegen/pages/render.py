@@ -24,7 +24,6 @@ from sitegen.statistics.report import Report
 from sitegen.validation import (
     check_language_parity,
     check_page,
-    check_project,
     check_prose,
     check_report_pages,
 )
@@ -119,7 +118,6 @@ def render_docs(
         return calls.substitute(prose.markdown)
 
     issues.extend(check_content_languages(project_dir / "content"))
-    issues.extend(check_project(project_dir))
     downloads = {
         report.slug: make_downloads(report, scratch / report.slug / "downloads")
         for report in reports
