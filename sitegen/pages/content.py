@@ -169,7 +169,7 @@ def _html_block(tokens: list[Token]) -> str:
     if not tokens:
         return ""
     html = _markdown().renderer.render(tokens, _markdown().options, {})
-    html = _PRE.sub(lambda m: m.group().rstrip("\n").replace("\n", "&#10;"), html)
+    html = _PRE.sub(lambda m: m.group().replace("\n", "&#10;"), html)
     html = _LONE_PLACEHOLDER.sub(r"\1", html)
     return "\n".join(line for line in html.split("\n") if line.strip())
 
