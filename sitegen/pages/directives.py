@@ -24,7 +24,7 @@ from markupsafe import Markup, escape
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
-from sitegen.pages.i18n import Catalog
+from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.schema import field_dictionary
 from sitegen.pages.sources import Source
@@ -191,7 +191,9 @@ class Directives:
         """A catalog string that takes no values, as it is (a figure never enters a page
         this way: such strings are checked by C-FIGURE)."""
         strings = self.catalog.strings
-        if key not in strings or has_placeholders(strings[key][self.catalog.lang]):
+        if key not in shipped_keys() or key not in strings:
+            raise jinja2.TemplateRuntimeError(f"t('{key}'): not a key of the shipped catalog")
+        if has_placeholders(strings[key][self.catalog.lang]):
             raise jinja2.TemplateRuntimeError(
                 f"t('{key}'): not a catalog string without values (theme/i18n/*.yml)"
             )

@@ -20,7 +20,7 @@ from pydantic import Field, HttpUrl, ValidationError
 
 from sitegen.errors import BuildError, DataError, Issue, one_line
 from sitegen.models import StrictModel
-from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.i18n import LANGUAGES, SHIPPED_THEME, Catalog
 from sitegen.pages.render import report_pages
 from sitegen.site_layout import (
     CHANGELOG_PAGE,
@@ -158,7 +158,7 @@ def read_site_settings(project_dir: Path) -> SiteSettings:
         ) from None
 
 
-SHIPPED_OVERRIDES = Path(__file__).resolve().parents[2] / "theme" / "overrides"
+SHIPPED_OVERRIDES = SHIPPED_THEME / "overrides"
 """The theme's template overrides as sitegen ships them: a project cannot change the
 templates around the pages (a changed template could hide a caveat)."""
 
