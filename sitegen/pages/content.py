@@ -94,8 +94,9 @@ def refuse_symlinks(content_dir: Path) -> None:
 
 @cache
 def _markdown() -> MarkdownIt:
-    """The features of content Markdown, owned by the build: CommonMark and tables."""
-    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
+    """The features of content Markdown, owned by the build: CommonMark and tables, without
+    images (a picture could show any figure)."""
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
     renderer.validateLink = link_allowed
     return renderer
 

@@ -463,6 +463,10 @@ PUBLISHED_SAFE = {
     "escaped-tag": ("Write \\<b> to get nothing.", "&lt;b&gt;"),
     "javascript-link": ("[click](javascript:alert(this))", "[click](javascript:alert(this))"),
     "bullet-list": ("- first item\n- second item", "<li>second item</li>"),
+    "image": (
+        "![a chart](https://example.org/2x.png)",
+        '!<a href="https://example.org/2x.png">a chart</a>',
+    ),
 }
 
 
