@@ -1,6 +1,6 @@
 """C-FIGURE over every text an author writes that reaches a page: content prose as the
 page renders it, plan titles and condition ids, annotation reasons and reviewer names,
-comparison titles, catalog strings and the ``copyright`` of ``mkdocs.yml``.
+comparison titles, catalog strings and the texts of ``mkdocs.yml`` (``copyright`` …).
 
 One detector (``validation.figures``) reads them all; each issue names the file, the
 field (dotted path) and the figures found.
@@ -92,10 +92,15 @@ def _no_figures_in_catalog_strings(project_dir: Path) -> list[Issue]:
     return _figure_issues(fields())
 
 
+SITE_TEXT_SETTINGS = ("copyright", "site_description", "site_author", "repo_name")
+"""Settings of ``mkdocs.yml`` whose text every page shows (footer, header, meta tags)."""
+
+
 @check("C-FIGURE", "project")
-def _no_figures_in_copyright(project_dir: Path) -> list[Issue]:
+def _no_figures_in_site_settings(project_dir: Path) -> list[Issue]:
     path = project_dir / "mkdocs.yml"
-    return _figure_issues(iter([(f"{path} → copyright", _yaml_mapping(path).get("copyright"))]))
+    settings = _yaml_mapping(path)
+    return _figure_issues((f"{path} → {key}", settings.get(key)) for key in SITE_TEXT_SETTINGS)
 
 
 def has_placeholders(template: str) -> bool:

@@ -211,11 +211,20 @@ def test_mkdocs_settings_outside_the_allow_list_are_refused(data, project, confi
     assert f"mkdocs.yml → {key}" in message
 
 
-@pytest.mark.parametrize("copyright", ["© 2026 Example", "Twice as fast since forever"])
-def test_copyright_figures_are_refused(data, project, copyright):
-    (project / "mkdocs.yml").write_text(yaml.safe_dump({"copyright": copyright}))
+@pytest.mark.parametrize(
+    ("key", "text"),
+    [
+        ("copyright", "© 2026 Example"),
+        ("copyright", "Twice as fast since forever"),
+        ("site_description", "Reports of an engine 2× faster"),
+        ("site_author", "Team ½"),
+    ],
+    ids=["copyright-year", "copyright-word", "description", "author"],
+)
+def test_site_setting_figures_are_refused(data, project, key, text):
+    (project / "mkdocs.yml").write_text(yaml.safe_dump({key: text}, allow_unicode=True))
     assert "[C-FIGURE]" in (message := refused(data, project))
-    assert "mkdocs.yml → copyright" in message
+    assert f"mkdocs.yml → {key}" in message
 
 
 def test_changed_theme_overrides_are_refused(data, project):
