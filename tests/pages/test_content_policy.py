@@ -303,3 +303,29 @@ def test_prose_is_markdown_with_headings_kept_for_mkdocs():
     assert "<pre><code>code&#10;&#10;more&#10;</code></pre>" in prose.markdown
     assert "\n\x02sg0\x03" in prose.markdown and "<p>\x02sg0\x03" not in prose.markdown
     assert not prose.problems and "Title" in prose.text and "code" in prose.text
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        '<div data-claim="x"><template><span data-caveat="C-REVIEW">r</span></template></div>',
+        '<div data-claim="x"><div hidden><span data-caveat="C-REVIEW">r</span></div></div>',
+        '<div data-claim="x"><details><p><span data-caveat="C-REVIEW">r</span></p></details></div>',
+    ],
+    ids=["template", "hidden", "closed-details"],
+)
+def test_caveats_a_reader_cannot_see_do_not_count(html):
+    from sitegen.validation.page_facts import read_page
+
+    facts = read_page(html)
+    assert not facts.caveats and not facts.effective_caveats(facts.claims[0])
+
+
+def test_a_caveat_in_a_summary_or_open_details_counts():
+    from sitegen.validation.page_facts import read_page
+
+    for html in (
+        '<details><summary><span data-caveat="C-REVIEW">r</span></summary>x</details>',
+        '<details open><span data-caveat="C-REVIEW">r</span></details>',
+    ):
+        assert read_page(html).caveats == {"C-REVIEW"}
