@@ -404,6 +404,17 @@ def first_trial(data: Path) -> str:
     )
 
 
+def posthoc(reason: str = "why", label: str = "no-logic") -> dict:
+    """A post-hoc analysis declaration (the unit plan has no quality evaluation, so C-POSTHOC
+    refuses it too; C-FIGURE reads its texts all the same)."""
+    return {
+        "label": label,
+        "exclude_templates": ["logic.order"],
+        "added_at": "2999-01-01",
+        "reason": {"ja": "理由", "en": reason},
+    }
+
+
 @pytest.mark.parametrize(
     ("make", "where", "named"),
     [
@@ -423,6 +434,12 @@ def first_trial(data: Path) -> str:
             "curated_examples.0.reason.en",
             "'62.27'",
         ),
+        (
+            lambda trial: {"post_hoc": [posthoc(reason="It halves the errors")]},
+            "post_hoc.0.reason.en",
+            "halves",
+        ),
+        (lambda trial: {"post_hoc": [posthoc(label="2x-drop")]}, "post_hoc.0.label", "'2x-drop'"),
         (lambda trial: {"review": "human", "reviewer": "Reviewer 2"}, "reviewer", "'2'"),
         (
             lambda trial: {"review": "automated", "reviewer": "twice-checked bot"},
@@ -430,7 +447,14 @@ def first_trial(data: Path) -> str:
             "twice",
         ),
     ],
-    ids=["curated-reason-ja", "curated-reason-en", "reviewer-digit", "reviewer-word"],
+    ids=[
+        "curated-reason-ja",
+        "curated-reason-en",
+        "posthoc-reason",
+        "posthoc-label",
+        "reviewer-digit",
+        "reviewer-word",
+    ],
 )
 def test_annotation_fields_with_figures_are_refused(data, tmp_path, make, where, named):
     copy = annotated(data, tmp_path, make(first_trial(data)))
