@@ -19,6 +19,9 @@ NAME_OR_NUMBER = re.compile(r"[A-Za-z0-9_]+(?:[-.][A-Za-z0-9_]+)*")
 ``H100``, ``gemma-3-270m``, ``Q4_K_M``, ``ngram8``, ``62.27``, ``x1.22``, ``2x``."""
 MULTIPLIER = re.compile(r"[xX]\d+(?:\.\d+)?")
 """A word that is a multiplier: ``x2``, ``x1.22``."""
+MEASURED_DECIMAL = re.compile(r"\d\.\d{2,}")
+"""A decimal with two or more places inside a word (``MTP62.27``): a measured value, not
+a version (``Qwen2.5``, ``GLM-5.3``)."""
 
 EN_NUMBER_WORDS = re.compile(
     r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
@@ -33,10 +36,10 @@ EN_NUMBER_WORDS = re.compile(
 """English numbers and ratios written as words."""
 KANJI_NUMERALS = "〇零一二三四五六七八九十百千万億兆"
 JA_FIGURES = re.compile(
-    rf"[{KANJI_NUMERALS}]+(?:倍|分の|割|パーセント|%)"
+    rf"[{KANJI_NUMERALS}]+(?:倍|分の|割|パーセント|%|桁)"
     r"|分の[" + KANJI_NUMERALS + r"]"
     r"|半分|半減|半数|過半|倍増|倍速|倍に|倍の|倍以上|倍以下|倍程度|倍近く|倍弱|倍強"
-    r"|パーセント|割合が[" + KANJI_NUMERALS + r"]|何倍|数倍"
+    r"|パーセント|割合が[" + KANJI_NUMERALS + r"]|何倍|数倍|桁違い"
 )
 """Japanese numbers in a numeric context (kanji numerals before 倍, 分の, 割 …) and ratio
 words (半分, 半減, 倍になる …). ``倍率`` (ratio) and ``一つ`` stay words."""
@@ -67,11 +70,12 @@ def _other_numerals(text: str) -> list[str]:
 
 def _ascii_figures(text: str) -> list[str]:
     """Words that are numbers: a word starting with a digit (``50``, ``2x``, ``1M``,
-    ``62.27``) or a multiplier (``x2``); digits inside a name (``H100``) are not."""
+    ``62.27``), a multiplier (``x2``) or a word holding a measured decimal (``MTP62.27``);
+    digits inside a name (``H100``, ``Qwen2.5``) are not."""
     return [
         word
         for word in NAME_OR_NUMBER.findall(text)
-        if word[0].isdigit() or MULTIPLIER.fullmatch(word)
+        if word[0].isdigit() or MULTIPLIER.fullmatch(word) or MEASURED_DECIMAL.search(word)
     ]
 
 

@@ -120,6 +120,9 @@ PROSE_REFUSED = {
     # number-like tokens
     "mtp-colon": ("MTP:62.27 tokens per second.", "'62.27'"),
     "x-decimal": ("x1.22 faster.", "'x1.22'"),
+    "decimal-in-word": ("MTP62.27 tokens per second.", "'MTP62.27'"),
+    "ja-keta": ("一桁速い。", "一桁"),
+    "ja-ketachigai": ("桁違いに速い。", "桁違い"),
     "decimal": ("62.27 tokens per second.", "'62.27'"),
     "x-multiplier": ("x2 faster.", "'x2'"),
     "multiplier-x": ("2x faster.", "'2x'"),
