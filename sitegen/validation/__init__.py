@@ -55,7 +55,8 @@ def check_project(project_dir: Path) -> list[Issue]:
 
 
 def check_prose(template: str, prose: str) -> list[Issue]:
-    """Every prose check over a content template's own text (directive outputs taken out)."""
+    """Every prose check over the visible text of a content page's rendered prose
+    (directive outputs taken out)."""
     return [issue for c in registered_checks("prose") for issue in c.function(template, prose)]
 
 

@@ -3,8 +3,8 @@
 A rule is one catalog entry. The generic part of every rule is data: the claims that
 must carry its caveat marker and the report pages that must show it. What a rule checks
 beyond that is a function registered under its id with ``@check(rule_id, scope)`` in
-``validation/checks.py``, the one module of rule-specific code. The method page, the
-build and the tests all read this registry.
+``validation/checks.py``, or ``validation/figure_checks.py`` for C-FIGURE over author
+text. The method page, the build and the tests all read this registry.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ RULE_CATALOG = Path(__file__).with_name("rules.yaml")
 
 Scope = Literal["campaign", "project", "prose", "page", "report"]
 """What a check looks at: ``campaign`` (records and annotations, before any page is
-rendered), ``project`` (the project's own files: catalogs, comparisons, mkdocs.yml), ``prose`` (a content template's own text, directive outputs taken out),
-``page`` (one rendered page's claims), ``report`` (every page of one report in one
+rendered), ``project`` (the project's own files: catalogs, comparisons, mkdocs.yml),
+``prose`` (the visible text of a content page's rendered prose, directive outputs taken
+out), ``page`` (one rendered page's claims), ``report`` (every page of one report in one
 language)."""
 
 
