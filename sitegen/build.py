@@ -23,7 +23,7 @@ from pydantic import ValidationError
 import sitegen
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
-from sitegen.pages.mkdocs import VersionBuild
+from sitegen.pages.mkdocs import VersionBuild, check_overrides, read_site_settings
 from sitegen.pages.render import Docs, render_docs
 from sitegen.publish.archive import check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
@@ -39,7 +39,7 @@ from sitegen.statistics.comparison import (
     resolve_campaigns,
 )
 from sitegen.statistics.report import Report, make_report
-from sitegen.validation import validate_campaigns
+from sitegen.validation import check_project, validate_campaigns
 
 COMPARISONS_DIR = "content/comparisons"
 """Declarations of reports over several campaigns, one ``<id>.yaml`` each."""
@@ -93,10 +93,13 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     campaigns, issues = read_campaigns(data_dir)
     campaigns = [c for c in campaigns if c.annotations.publish]
     issues += validate_campaigns(campaigns)
+    issues += check_project(project_dir)
     if not campaigns and not issues:
         issues.append(Issue(str(data_dir), "every campaign is marked publish: false", "data"))
     if issues:
         raise DataError(issues)
+    read_site_settings(project_dir)
+    check_overrides(project_dir)
     catalogs = load_catalogs(project_dir / "theme")
     reports = [make_report(campaign) for campaign in campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)

@@ -1,24 +1,36 @@
-"""Content pages (``content/<lang>/…md``): sandboxed templates, and the figure policy.
+"""Content pages (``content/<lang>/…md``): sandboxed templates of Markdown prose.
 
 Authors write prose in jinja2 templates that run in an immutable sandbox and see only
 the directives and ``t(key)`` (catalog strings without values): no attribute of a
 directive, report or record is reachable, and no figure can be computed in a template.
 
-Every directive call is replaced by a placeholder while the template renders, so the
-prose around the directives can be checked on its own (the ``prose`` checks of the rule
-catalog, e.g. C-FIGURE) before the outputs are put in.
+Every directive call is replaced by a placeholder while the template renders. The prose
+is then Markdown the build renders itself (markdown-it-py: CommonMark and tables, raw
+HTML off), so the only markup of a page comes from directives, put in after the prose
+is rendered and checked on its own (the ``prose`` checks of the rule catalog, C-FIGURE).
+Headings stay Markdown heading lines of escaped text, so mkdocs still takes the page
+title and the table of contents from them.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from html.parser import HTMLParser
 from pathlib import Path
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from markupsafe import Markup
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markupsafe import Markup, escape
+
+from sitegen.errors import DataError, Issue
+from sitegen.pages.author_text import link_allowed
+from sitegen.pages.directives import markdown_inline_text
 
 _PLACEHOLDER = "\x02sg{index}\x03"
 _PLACEHOLDERS = re.compile("\x02sg(\\d+)\x03")
@@ -51,7 +63,8 @@ class DirectiveCalls:
             output = function(*args, **kwargs)
             if isinstance(output, bool):
                 return output
-            self.outputs.append(str(output))
+            # Catalog strings (``t``) are text: escaped like every other text of the page.
+            self.outputs.append(str(escape(output)))
             return Markup(_PLACEHOLDER.format(index=len(self.outputs) - 1))
 
         call.__name__ = getattr(function, "__name__", "directive")
@@ -61,6 +74,138 @@ class DirectiveCalls:
         return _PLACEHOLDERS.sub(lambda m: self.outputs[int(m.group(1))], text)
 
 
-def without_directive_outputs(text: str) -> str:
-    """The prose of a rendered template: every directive output replaced by a space."""
-    return _PLACEHOLDERS.sub(" ", text)
+def refuse_symlinks(content_dir: Path) -> None:
+    """Raises ``DataError`` naming every symbolic link under ``content/``: a link would let
+    a page include any file of the machine."""
+    links = [
+        Path(root) / name
+        for root, directories, files in os.walk(content_dir)
+        for name in [*directories, *files]
+        if (Path(root) / name).is_symlink()
+    ]
+    if links:
+        raise DataError(
+            [
+                Issue(str(link), "a symbolic link; content files must be regular files", "content")
+                for link in sorted(links)
+            ]
+        )
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    """The features of content Markdown, owned by the build: CommonMark and tables, without
+    images (a picture could show any figure)."""
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+    renderer.validateLink = link_allowed
+    return renderer
+
+
+@cache
+def _html_finder() -> MarkdownIt:
+    """The same Markdown with raw HTML on, only to name the raw HTML an author wrote."""
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+@dataclass(frozen=True)
+class Prose:
+    """One content page's rendered template, as Markdown for mkdocs and as read text."""
+
+    markdown: str
+    """Heading lines and blocks of rendered HTML, directive placeholders still in."""
+    text: str
+    """Every visible text of the prose (directive outputs taken out), for the prose checks."""
+    problems: list[str]
+    """What an author may not write (raw HTML, numbered lists), one line each."""
+
+
+def render_prose(text: str) -> Prose:
+    """Markdown prose (placeholders for directive outputs) rendered by the build."""
+    problems = [
+        f"raw HTML {token.content.strip()[:60]!r}: content is Markdown, only directives "
+        "write markup"
+        for token in _walk(_html_finder().parse(text))
+        if token.type in ("html_block", "html_inline")
+    ]
+    tokens = _markdown().parse(text)
+    if any(token.type == "ordered_list_open" for token in tokens):
+        # Its item numbers are figures the page shows (CSS counters), written by hand.
+        problems.append("an ordered list numbers its items: write a bullet list")
+    blocks: list[str] = []
+    pending: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.type == "heading_open" and token.level == 0:
+            blocks.append(_html_block(pending))
+            pending = []
+            level = int(token.tag[1])
+            blocks.append("#" * level + " " + _heading_text(tokens[index + 1]))
+            index += 3
+            continue
+        pending.append(token)
+        index += 1
+    blocks.append(_html_block(pending))
+    html = _markdown().renderer.render(tokens, _markdown().options, {})
+    read = _TextReader()
+    read.feed(_PLACEHOLDERS.sub(" ", html))
+    read.close()
+    return Prose("\n\n".join(b for b in blocks if b), "".join(read.text), problems)
+
+
+def _walk(tokens: list[Token]):
+    for token in tokens:
+        yield token
+        yield from _walk(token.children or [])
+
+
+_BETWEEN_PLACEHOLDERS = re.compile("(\x02sg\\d+\x03)")
+_PRE = re.compile(r"<pre>.*?</pre>", re.DOTALL)
+_LONE_PLACEHOLDER = re.compile("<p>(\x02sg\\d+\x03)</p>")
+
+
+def _html_block(tokens: list[Token]) -> str:
+    """Rendered blocks as one raw-HTML block for mkdocs: no blank line (a code block's line
+    breaks become character references); a directive alone in a paragraph is unwrapped."""
+    if not tokens:
+        return ""
+    html = _markdown().renderer.render(tokens, _markdown().options, {})
+    html = _PRE.sub(lambda m: m.group().replace("\n", "&#10;"), html)
+    html = _LONE_PLACEHOLDER.sub(r"\1", html)
+    return "\n".join(line for line in html.split("\n") if line.strip())
+
+
+def _heading_text(inline: Token) -> str:
+    """A heading's text as escaped Markdown (markup and links dropped, placeholders kept)."""
+    plain = "".join(
+        " " if child.type in ("softbreak", "hardbreak") else child.content
+        for child in _walk(inline.children or [])
+        if child.type in ("text", "code_inline", "softbreak", "hardbreak")
+    )
+    return "".join(
+        part if _PLACEHOLDERS.fullmatch(part) else str(markdown_inline_text(part))
+        for part in _BETWEEN_PLACEHOLDERS.split(plain)
+        if part
+    )
+
+
+class _TextReader(HTMLParser):
+    """Every text node of rendered HTML, entities decoded."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in _INLINE_TAGS:
+            self.text.append(" ")  # blocks and cells separate words on screen
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in _INLINE_TAGS:
+            self.text.append(" ")
+
+
+_INLINE_TAGS = frozenset({"a", "code", "em", "strong"})

@@ -13,6 +13,7 @@ import inspect
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,16 +25,19 @@ from sitegen.engine.registry import PREFILL_SOURCES
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
-from sitegen.pages.i18n import Catalog
+from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.schema import SCHEMA_MODELS, field_dictionary
+from sitegen.pages.sources import Source
 from sitegen.quality.suites import ALL_DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
+from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
 from sitegen.text import CONTROL_CHARACTERS
+from sitegen.validation.figure_checks import has_placeholders
 from sitegen.validation.rules import load_rules
 
 CHART_INLINE_BYTES = 60_000
@@ -82,6 +86,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
     env.filters["author_text"] = render_author_text
+    env.globals["iqr_fence"] = IQR_FENCE
     return env
 
 
@@ -123,6 +128,14 @@ def _one_block(html: str) -> Markup:
     return Markup("\n".join(line for line in html.split("\n") if line.strip()))
 
 
+@dataclass(frozen=True)
+class Quote:
+    """A figure a page quotes with ``literal``, and its source."""
+
+    value: str
+    source: Source
+
+
 class Directives:
     """Directive functions bound to one report (or the home page) and one language."""
 
@@ -136,6 +149,8 @@ class Directives:
         site_root: str = "",
         comparison: CrossCampaign | None = None,
         report_pages: tuple[str, ...] = (),
+        sources: dict[str, Source] | None = None,
+        quoted: list[Quote] | None = None,
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -150,6 +165,11 @@ class Directives:
         """The comparison of several campaigns a comparison page shows."""
         self.report_pages = report_pages
         """The pages the report has, in navigation order (links only to these)."""
+        self.sources = sources or {}
+        """The sources ``literal`` may cite (``content/sources.yaml``)."""
+        self.quoted = [] if quoted is None else quoted
+        """Every literal of the report's pages in this language, for ``literals()``
+        (shared by the pages of one report)."""
 
     def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
         """Every public method: what content templates can call."""
@@ -173,15 +193,35 @@ class Directives:
         return self.report
 
     def t(self, key: str) -> str:
-        """A catalog string as it is (no values: a figure never enters a page this way)."""
+        """A catalog string that takes no values, as it is (a figure never enters a page
+        this way: such strings are checked by C-FIGURE)."""
+        strings = self.catalog.strings
+        if key not in shipped_keys() or key not in strings:
+            raise jinja2.TemplateRuntimeError(f"t('{key}'): not a key of the shipped catalog")
+        if has_placeholders(strings[key][self.catalog.lang]):
+            raise jinja2.TemplateRuntimeError(
+                f"t('{key}'): not a catalog string without values (theme/i18n/*.yml)"
+            )
         return self.catalog.t(key)
 
-    def literal(self, value: str, why: str) -> Markup:
-        """A figure that is not a measurement (e.g. a model card's context length), shown
-        with its source; the only way to write a number in prose."""
-        if not str(value).strip() or not str(why).strip():
-            raise jinja2.TemplateRuntimeError("literal(value, why=…) needs a value and a source")
-        return self._render("literal.html", value=str(value), why=str(why))
+    def literal(self, value: str, source: str = "", **unknown: object) -> Markup:
+        """A figure that is not a measurement (e.g. a model card's context length), quoted
+        from a declared source (``content/sources.yaml``) and marked as not measured in
+        this report; the only way to write a number in prose."""
+        cited = self.sources.get(str(source))
+        if unknown or not str(value).strip() or cited is None:
+            known = ", ".join(sorted(self.sources)) or "none declared"
+            raise jinja2.TemplateRuntimeError(
+                f"literal({str(value)!r}, source=…) needs a value and the id of a source of "
+                f"content/sources.yaml (known: {known}); the report's own data is shown "
+                "by directives, never quoted"
+            )
+        self.quoted.append(Quote(str(value), cited))
+        return self._render("literal.html", value=str(value), source=cited)
+
+    def literals(self) -> Markup:
+        """Every literal the report's pages quote, with its source (method page)."""
+        return self._render("literals.html", quotes=list(dict.fromkeys(self.quoted)))
 
     def report_title(self) -> Markup:
         """The plan's title as plain text inside Markdown (a heading line): HTML-escaped and

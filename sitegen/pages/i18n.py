@@ -5,6 +5,7 @@ languages."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -12,7 +13,10 @@ import yaml
 from sitegen.errors import DataError, Issue, one_line
 from sitegen.text import LANGUAGES, Bilingual
 
-__all__ = ["LANGUAGES", "Catalog", "load_catalogs", "load_strings"]
+__all__ = ["LANGUAGES", "SHIPPED_THEME", "Catalog", "load_catalogs", "load_strings", "shipped_keys"]
+
+SHIPPED_THEME = Path(__file__).resolve().parents[2] / "theme"
+"""The theme as sitegen ships it (catalogs, partials, template overrides)."""
 
 
 @dataclass(frozen=True)
@@ -68,3 +72,10 @@ def load_catalogs(theme_dir: Path) -> dict[str, Catalog]:
     """The catalog once per language."""
     strings = load_strings(theme_dir)
     return {lang: Catalog(lang, strings) for lang in LANGUAGES}
+
+
+@cache
+def shipped_keys() -> frozenset[str]:
+    """The keys of the shipped catalog: the only ones content may show with ``t(key)``
+    (a key a project adds is not part of what the build checks and translates)."""
+    return frozenset(load_strings(SHIPPED_THEME))

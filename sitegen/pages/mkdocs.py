@@ -6,6 +6,7 @@ module, so moving to another renderer touches this file only.
 
 from __future__ import annotations
 
+import copy
 import html
 import logging
 import os
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import Field, HttpUrl, ValidationError
 
-from sitegen.errors import BuildError
-from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.errors import BuildError, DataError, Issue, one_line
+from sitegen.models import StrictModel
+from sitegen.pages.i18n import LANGUAGES, SHIPPED_THEME, Catalog
 from sitegen.pages.render import report_pages
 from sitegen.site_layout import (
     CHANGELOG_PAGE,
@@ -53,6 +56,140 @@ PLOTLY_BUNDLE = "js/plotly-basic-4.1.1.min.js"
 """plotly.js partial bundle (scatter, bar, pie) under ``theme/assets/shared/``; served once
 at the site root. Its name carries the version: published versions keep the one they use."""
 
+BUILD_CONFIG: dict[str, Any] = {
+    "use_directory_urls": True,
+    "theme": {
+        "name": "material",
+        "language": "ja",
+        "font": False,  # no Google Fonts: the site works offline
+        "features": [
+            "navigation.sections",
+            "navigation.indexes",
+            "navigation.top",
+            "content.code.copy",
+        ],
+    },
+    "plugins": [
+        # English words with stems are not found without the pipeline (checked in Chromium).
+        {"search": {"pipeline": ["stopWordFilter"]}},
+        {
+            "i18n": {
+                "docs_structure": "suffix",
+                "reconfigure_material": True,
+                "languages": [
+                    {"locale": "ja", "name": "日本語", "default": True, "build": True},
+                    {"locale": "en", "name": "English", "build": True},
+                ],
+            }
+        },
+    ],
+    # Pages reach mkdocs as heading lines and HTML the build rendered: no extension is
+    # needed, and none may turn author text into markup.
+    "markdown_extensions": [],
+    # Reads versions.json (mike's format) written by `sitegen build`; no mike needed.
+    "extra": {"version": {"provider": "mike", "default": "latest", "alias": True}},
+    "extra_css": ["assets/css/sitegen.css"],
+}
+"""Every mkdocs setting the build owns (theme, plugins, Markdown extensions …); the
+project's ``mkdocs.yml`` may only set ``SiteSettings``."""
+
+
+class SocialLink(StrictModel):
+    """A link in the footer (material's ``extra.social``)."""
+
+    icon: str = Field(pattern=r"^[a-z0-9/_-]+$")
+    """A material icon name, e.g. ``fontawesome/brands/github``."""
+    link: HttpUrl
+    """Where it goes."""
+    name: str | None = None
+    """Its tooltip."""
+
+
+class Branding(StrictModel):
+    """The ``extra`` settings a project may set."""
+
+    social: list[SocialLink] = []
+    """Footer links."""
+
+
+class SiteSettings(StrictModel):
+    """What a project's ``mkdocs.yml`` may set: where the site lives and its branding.
+    The site name comes from the catalog (``site.name``); everything else is the build's."""
+
+    site_url: HttpUrl | None = None
+    """The address the site is published at (each version gets ``v/<label>/`` appended)."""
+    site_description: str | None = None
+    """The site's description (a meta tag)."""
+    site_author: str | None = None
+    """The site's author (a meta tag)."""
+    copyright: str | None = None
+    """The footer line (author text: C-FIGURE applies)."""
+    repo_url: HttpUrl | None = None
+    """The project's repository, linked from the header."""
+    repo_name: str | None = None
+    """The repository's name as shown."""
+    extra: Branding = Branding()
+    """Footer links."""
+
+
+def read_site_settings(project_dir: Path) -> SiteSettings:
+    """The project's ``mkdocs.yml``; raises ``DataError`` naming the file and the key of
+    every setting outside ``SiteSettings`` (the build owns the rest)."""
+    path = project_dir / "mkdocs.yml"
+    if not path.is_file():
+        return SiteSettings()
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return SiteSettings.model_validate(loaded)
+    except yaml.YAMLError as exc:
+        raise DataError([Issue(str(path), f"not valid YAML: {one_line(exc)}", "config")]) from None
+    except ValidationError as exc:
+        allowed = ", ".join(SiteSettings.model_fields)
+        raise DataError(
+            [
+                Issue(
+                    f"{path} → {'.'.join(str(p) for p in error['loc'])}",
+                    f"{error['msg']}; a project may set only {allowed} (extra.social); "
+                    "the build owns the rest",
+                    "config",
+                )
+                for error in exc.errors()
+            ]
+        ) from None
+
+
+SHIPPED_OVERRIDES = SHIPPED_THEME / "overrides"
+"""The theme's template overrides as sitegen ships them: a project cannot change the
+templates around the pages (a changed template could hide a caveat)."""
+
+
+def _tree(directory: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def check_overrides(project_dir: Path) -> None:
+    """Raises ``DataError`` when the project's ``theme/overrides`` differs from the shipped
+    one (the build always uses the shipped templates)."""
+    own = project_dir / "theme" / "overrides"
+    if not own.is_dir() or own.resolve() == SHIPPED_OVERRIDES:
+        return
+    shipped, found = _tree(SHIPPED_OVERRIDES), _tree(own)
+    changed = sorted(k for k in shipped.keys() | found.keys() if shipped.get(k) != found.get(k))
+    if changed:
+        raise DataError(
+            [
+                Issue(
+                    str(own / name), "theme overrides are the build's; remove the change", "config"
+                )
+                for name in changed
+            ]
+        )
+
+
 PLACEHOLDER_SITE_URL = "https://sitegen.invalid/"
 """Used when ``mkdocs.yml`` sets no ``site_url``: mkdocs only writes absolute URLs into
 the sitemaps (which the version selector reads to stay on the same page) when it has one."""
@@ -77,16 +214,20 @@ def site_config(
     project_dir: Path, docs_dir: Path, version_dir: Path, build: VersionBuild
 ) -> dict[str, Any]:
     """The project's ``mkdocs.yml`` with paths, navigation and version settings filled in."""
-    config = yaml.safe_load((project_dir / "mkdocs.yml").read_text(encoding="utf-8"))
+    settings = read_site_settings(project_dir)
+    check_overrides(project_dir)
+    config = copy.deepcopy(BUILD_CONFIG) | settings.model_dump(
+        mode="json", exclude_none=True, exclude={"extra"}
+    )
+    config["extra"] |= settings.extra.model_dump(mode="json")
     catalogs = build.catalogs
     config["docs_dir"] = str(docs_dir)
     config["site_dir"] = str(version_dir)
-    config["site_url"] = (
-        f"{config.get('site_url') or PLACEHOLDER_SITE_URL}{VERSIONS_DIR}/{build.label}/"
-    )
-    config["theme"]["custom_dir"] = str(project_dir / "theme" / "overrides")
+    site_url = str(settings.site_url or PLACEHOLDER_SITE_URL).rstrip("/") + "/"
+    config["site_url"] = f"{site_url}{VERSIONS_DIR}/{build.label}/"
+    # The theme's templates are sitegen's own (theme/overrides of the build, not the project).
+    config["theme"]["custom_dir"] = str(SHIPPED_OVERRIDES)
     config["site_name"] = catalogs[LANGUAGES[0]].t("site.name")
-    config.setdefault("extra", {})
     config["extra"]["sitegen_csp"] = CONTENT_SECURITY_POLICY
     config["extra"]["sitegen_plotly"] = f"{VERSION_TO_ROOT}{SHARED_ASSETS}/{PLOTLY_BUNDLE}"
     config["extra"]["sitegen_latest"] = f"{VERSION_TO_ROOT}{LATEST_ALIAS}/"

@@ -8,11 +8,17 @@ from pathlib import Path
 import jinja2
 
 from sitegen.errors import DataError, Issue
-from sitegen.pages.content import DirectiveCalls, content_environment, without_directive_outputs
-from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.content import (
+    DirectiveCalls,
+    content_environment,
+    refuse_symlinks,
+    render_prose,
+)
+from sitegen.pages.directives import Directives, Quote, html_environment
 from sitegen.pages.downloads import make_downloads, write_answer_shards
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
+from sitegen.pages.sources import load_sources
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.report import Report
 from sitegen.validation import (
@@ -79,6 +85,8 @@ def render_docs(
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
     the records are written into ``scratch``."""
+    refuse_symlinks(project_dir / "content")
+    sources = load_sources(project_dir / "content")
     content = content_environment(project_dir / "content")
     partials = html_environment(str(project_dir / "theme" / "partials"))
     docs: Docs = {}
@@ -95,8 +103,19 @@ def render_docs(
         except (jinja2.TemplateError, TypeError) as exc:
             issues.append(Issue(f"content/{template_name}", str(exc), "directive"))
             return None
-        issues.extend(check_prose(template_name, without_directive_outputs(text)))
-        return calls.substitute(text)
+        except RecursionError:
+            issues.append(
+                Issue(
+                    f"content/{template_name}",
+                    "a macro or include calls itself without end",
+                    "directive",
+                )
+            )
+            return None
+        prose = render_prose(text)
+        issues.extend(Issue(f"content/{template_name}", p, "content") for p in prose.problems)
+        issues.extend(check_prose(template_name, prose.text))
+        return calls.substitute(prose.markdown)
 
     issues.extend(check_content_languages(project_dir / "content"))
     downloads = {
@@ -105,7 +124,9 @@ def render_docs(
     }
     for lang in LANGUAGES:
         catalog = catalogs[lang]
-        home = render(f"{lang}/index.md", Directives(partials, catalog, None, reports))
+        home = render(
+            f"{lang}/index.md", Directives(partials, catalog, None, reports, sources=sources)
+        )
         if home is not None:
             docs[_page_name("index", lang)] = home.encode("utf-8")
         for comparison in comparisons:
@@ -116,12 +137,15 @@ def render_docs(
                 reports,
                 site_root=_comparison_root(lang),
                 comparison=comparison,
+                sources=sources,
             )
             text = render(f"{lang}/{COMPARISON_TEMPLATE}", directives)
             if text is not None:
                 docs[comparison_page(comparison, lang)] = text.encode("utf-8")
         for report in reports:
-            for page in report_pages(report):
+            quoted: list[Quote] = []
+            # The method page lists every literal of the report's pages: it renders last.
+            for page in sorted(report_pages(report), key=lambda page: page == "method"):
                 directives = Directives(
                     partials,
                     catalog,
@@ -130,6 +154,8 @@ def render_docs(
                     downloads[report.slug],
                     site_root=_site_root(page, lang),
                     report_pages=report_pages(report),
+                    sources=sources,
+                    quoted=quoted,
                 )
                 text = render(f"{lang}/report/{page}.md", directives)
                 if text is not None:

@@ -7,6 +7,8 @@ check over one report's rendered pages; ``check_language_parity`` compares ja an
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.errors import Issue
@@ -47,8 +49,14 @@ def capped(issues: list[Issue], limit: int = ISSUES_SHOWN_PER_CHECK) -> list[Iss
     return [*issues[:limit], more]
 
 
+def check_project(project_dir: Path) -> list[Issue]:
+    """Every project check over the project's own files (catalogs, comparisons, mkdocs.yml)."""
+    return [issue for c in registered_checks("project") for issue in c.function(project_dir)]
+
+
 def check_prose(template: str, prose: str) -> list[Issue]:
-    """Every prose check over a content template's own text (directive outputs taken out)."""
+    """Every prose check over the visible text of a content page's rendered prose
+    (directive outputs taken out)."""
     return [issue for c in registered_checks("prose") for issue in c.function(template, prose)]
 
 
@@ -96,14 +104,23 @@ def check_report_pages(
 
 def check_language_parity(path_ja: str, ja: PageFacts, en: PageFacts) -> list[Issue]:
     """The ja and en versions of a page carry the same figures."""
-    if ja.figures() == en.figures():
+    in_ja, in_en = Counter(ja.figures()), Counter(en.figures())
+    if in_ja == in_en:
         return []
-    only_ja = sorted(set(ja.figures()) - set(en.figures()))[:5]
-    only_en = sorted(set(en.figures()) - set(ja.figures()))[:5]
+    # Counts, not sets: the same figure shown more often in one language is a difference.
+    more_ja = _counted(in_ja - in_en)
+    more_en = _counted(in_en - in_ja)
     return [
         Issue(
             path_ja,
-            f"ja and en pages carry different figures (only ja: {only_ja}, only en: {only_en})",
+            f"ja and en pages carry different figures (more in ja: {more_ja}; more in en: "
+            f"{more_en})",
             "i18n",
         )
     ]
+
+
+def _counted(extra: Counter[str], limit: int = 5) -> str:
+    """``'50' ×2, '3' ×1`` for the first ``limit`` figures of ``extra``; ``none`` if empty."""
+    shown = [f"'{figure}' ×{count}" for figure, count in sorted(extra.items())[:limit]]
+    return ", ".join(shown) + (" …" if len(extra) > limit else "") if shown else "none"

@@ -7,7 +7,6 @@ one language. Adding a rule: one catalog entry, plus a function here if it check
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
@@ -406,53 +405,6 @@ def _thresholds_valid(campaign: Campaign) -> list[Issue]:
                     "C-THRESHOLD", f"{where}.input_id", f"unknown speed input '{claim.input_id}'"
                 )
             )
-    return issues
-
-
-# --- prose checks ------------------------------------------------------------------------
-
-PROSE_FIGURE = re.compile(r"(?<![A-Za-z0-9_\-./:#])\d[0-9A-Za-z,./%×+\-]*")
-"""A number standing on its own in prose: ``50``, ``2×``, ``5 倍``, ``1M``, ``11/12``,
-``+21.7%``. Digits inside identifiers (``H100``, ``gemma-3-270m``, ``Q4_K_M``) are names,
-not figures."""
-PROSE_MULTIPLE = re.compile(
-    r"\b(?:half|halves|halved|halving|double[sd]?|doubling|twice|thrice|tripled?|triples|"
-    r"quadrupled?|quadruples|fold)\b|半分|半減|倍増|倍速|[一二三四五六七八九十百千]+倍",
-    re.IGNORECASE,
-)
-"""Ratios written as words ("MTP halves generation time", 「2倍」)."""
-_MARKER = re.compile(r"\bdata-(?:claim|caveat|factor-only|literal)\b")
-"""Claim and caveat markers: only directives write them."""
-_LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.MULTILINE)
-_LINK_TARGET = re.compile(r"\]\([^)]*\)|https?://\S+")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-
-
-def prose_figures(prose: str) -> list[str]:
-    """Numbers and ratio words in prose, outside list markers, link targets and comments."""
-    for pattern in (_HTML_COMMENT, _LINK_TARGET, _LIST_MARKER):
-        prose = pattern.sub(" ", prose)
-    return PROSE_FIGURE.findall(prose) + PROSE_MULTIPLE.findall(prose)
-
-
-@check("C-FIGURE", "prose")
-def _no_figures_in_prose(template: str, prose: str) -> list[Issue]:
-    issues = []
-    figures = prose_figures(prose)
-    if figures:
-        shown = ", ".join(repr(f) for f in figures[:5]) + (" …" if len(figures) > 5 else "")
-        issues.append(
-            violation("C-FIGURE", f"content/{template}", f"figure(s) {shown} written in prose")
-        )
-    markers = sorted(set(_MARKER.findall(prose)))
-    if markers:
-        issues.append(
-            violation(
-                "C-FIGURE",
-                f"content/{template}",
-                f"hand-written {', '.join(markers)} markup; claims and caveats come from directives",
-            )
-        )
     return issues
 
 

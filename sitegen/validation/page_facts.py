@@ -30,6 +30,10 @@ class _ClaimParser(HTMLParser):
         self.claims: list[Claim] = []
         self.page_caveats: set[str] = set()
         self._stack: list[int | None] = []  # claim index per open element
+        # Per open element: whether a reader cannot see it (inside a <template>, a
+        # [hidden] element or a closed <details> outside its <summary>), and whether it
+        # is a closed <details>. A caveat there is not shown, so it does not count.
+        self._concealed: list[tuple[bool, bool]] = []
         self._in_script = False
         self.text: list[str] = []
 
@@ -44,8 +48,15 @@ class _ClaimParser(HTMLParser):
             claim_index = len(self.claims)
             root = self.claims[open_claims[0]].root if open_claims else claim_index
             self.claims.append(Claim(values["data-claim"], values, root, set(), []))
+        concealed, in_closed_details = self._concealed[-1] if self._concealed else (False, False)
+        concealed = (
+            concealed
+            or tag == "template"
+            or "hidden" in values
+            or (in_closed_details and tag != "summary")
+        )
         caveat = values.get("data-caveat")
-        if caveat:
+        if caveat and not concealed:
             self.page_caveats.add(caveat)
             for index in [
                 *self._open_claims(),
@@ -56,12 +67,14 @@ class _ClaimParser(HTMLParser):
             self._in_script = True
         if tag not in VOID_TAGS:
             self._stack.append(claim_index)
+            self._concealed.append((concealed, tag == "details" and "open" not in values))
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style"):
             self._in_script = False
         if tag not in VOID_TAGS and self._stack:
             self._stack.pop()
+            self._concealed.pop()
 
     def handle_data(self, data: str) -> None:
         if self._in_script:

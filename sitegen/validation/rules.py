@@ -3,8 +3,8 @@
 A rule is one catalog entry. The generic part of every rule is data: the claims that
 must carry its caveat marker and the report pages that must show it. What a rule checks
 beyond that is a function registered under its id with ``@check(rule_id, scope)`` in
-``validation/checks.py``, the one module of rule-specific code. The method page, the
-build and the tests all read this registry.
+``validation/checks.py``, or ``validation/figure_checks.py`` for C-FIGURE over author
+text. The method page, the build and the tests all read this registry.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from sitegen.text import Bilingual
 RULE_CATALOG = Path(__file__).with_name("rules.yaml")
 """The catalog file, shipped inside the package."""
 
-Scope = Literal["campaign", "prose", "page", "report"]
+Scope = Literal["campaign", "project", "prose", "page", "report"]
 """What a check looks at: ``campaign`` (records and annotations, before any page is
-rendered), ``prose`` (a content template's own text, directive outputs taken out),
-``page`` (one rendered page's claims), ``report`` (every page of one report in one
+rendered), ``project`` (the project's own files: catalogs, comparisons, mkdocs.yml),
+``prose`` (the visible text of a content page's rendered prose, directive outputs taken
+out), ``page`` (one rendered page's claims), ``report`` (every page of one report in one
 language)."""
 
 
@@ -71,7 +72,7 @@ _CHECKS: list[Check] = []
 
 def check(rule_id: str, scope: Scope) -> Callable[[Callable[..., list[Issue]]], Any]:
     """Register a check of ``rule_id``. Signatures by scope: ``campaign(campaign)``,
-    ``prose(template, text)``, ``page(path, facts)``, ``report(pages, paths, report)``;
+    ``project(project_dir)``, ``prose(template, text)``, ``page(path, facts)``, ``report(pages, paths, report)``;
     each returns issues."""
 
     def register(function: Callable[..., list[Issue]]) -> Callable[..., list[Issue]]:
@@ -84,6 +85,7 @@ def check(rule_id: str, scope: Scope) -> Callable[[Callable[..., list[Issue]]], 
 def registered_checks(scope: Scope | None = None) -> list[Check]:
     """Every registered check (of one scope), in registration order."""
     import sitegen.validation.checks  # noqa: F401  (registers the checks on import)
+    import sitegen.validation.figure_checks  # noqa: F401
 
     return [c for c in _CHECKS if scope is None or c.scope == scope]
 

@@ -42,13 +42,18 @@ posthoc-template        every payload (any free       C-POSTHOC: must name a tem
 directory               ``/`` and NUL (file names)    the file system; ``"``, ``'``, ``<``,
                                                       ``]``, ``[`` and a whole ``<img
                                                       onerror>`` are taken
+title-ja, title-en,     payloads that show a figure   C-FIGURE: author text states no figure
+condition-id, reviewer  (``1ms``, ``99999`` …)        (``sitegen/validation/figures.py``)
+curated-reason-ja/en,
+posthoc-reason-ja/en,
+posthoc-label
 ======================  ============================  ========================================
 
 Every other field takes all 79 payloads: input text, model name / quantization / source,
 template kwargs, filler, answer and reasoning texts, failure reasons, every provenance
 string (engine version / build / api, model name / file / quantization, host name,
 platform, Python version, device name, driver, interconnect, flag and env keys and
-values, template kwargs, sitegen version) and the reviewer.
+values, template kwargs, sitegen version).
 """
 
 from __future__ import annotations

@@ -344,10 +344,13 @@ def test_missing_translation_and_figure_parity(tmp_path):
         render_site(tmp_path / "data", project)
     assert "missing key 'page.speed'" in str(caught.value) and "en.yml" in str(caught.value)
     shutil.copy(PROJECT / "theme" / "i18n" / "en.yml", en)
+    (project / "content" / "sources.yaml").write_text(
+        "sources:\n  - {id: vendor, title: Vendor sheet, publisher: Vendor, date: 2025-01-01}\n"
+    )
     for lang, figure in (("ja", "5 倍"), ("en", "2×")):
         summary = project / "content" / lang / "report" / "index.md"
         summary.write_text(
-            summary.read_text() + f'\nA claim: {{{{ literal("{figure}", why="a vendor") }}}}\n'
+            summary.read_text() + f'\nA claim: {{{{ literal("{figure}", source="vendor") }}}}\n'
         )
     with pytest.raises(DataError) as caught:
         render_site(tmp_path / "data", project)

@@ -1,0 +1,72 @@
+"""The declared sources of figures that are not measurements (``content/sources.yaml``).
+
+A content page may quote such a figure (a model card's context length, say) only with
+``literal(value, source="<id>")``, citing one entry of this list; the page shows it as a
+quotation that this report did not measure, and the method page lists every one used.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import yaml
+from pydantic import Field, HttpUrl, ValidationError, model_validator
+
+from sitegen.errors import DataError, Issue, one_line, pydantic_issues
+from sitegen.models import StrictModel
+from sitegen.text import NonBlank
+
+SOURCES_FILE = "sources.yaml"
+"""The source list, in the project's ``content/`` directory."""
+
+
+class Source(StrictModel):
+    """A published document a quoted figure comes from."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """What ``literal(…, source=…)`` cites."""
+    title: NonBlank
+    """Title of the document."""
+    publisher: NonBlank | None = None
+    """Who published it (a publisher, a URL or both are required)."""
+    url: HttpUrl | None = None
+    """Where it is published."""
+    date: date
+    """When it was published or read."""
+
+    @model_validator(mode="after")
+    def _locatable(self) -> Source:
+        if self.publisher is None and self.url is None:
+            raise ValueError("a source needs a publisher or a URL")
+        return self
+
+
+class SourceList(StrictModel):
+    """Every source content pages may cite."""
+
+    sources: list[Source] = []
+    """The sources, each with a distinct id."""
+
+    @model_validator(mode="after")
+    def _distinct_ids(self) -> SourceList:
+        ids = [s.id for s in self.sources]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"source ids used more than once: {repeated}")
+        return self
+
+
+def load_sources(content_dir: Path) -> dict[str, Source]:
+    """The declared sources by id (none without the file); raises ``DataError`` naming the
+    file and field of a bad entry."""
+    path = content_dir / SOURCES_FILE
+    if not path.is_file():
+        return {}
+    try:
+        declared = SourceList.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    except yaml.YAMLError as exc:
+        raise DataError([Issue(str(path), f"not valid YAML: {one_line(exc)}", "content")]) from None
+    except ValidationError as exc:
+        raise DataError(pydantic_issues(exc, str(path))) from None
+    return {s.id: s for s in declared.sources}

@@ -1,0 +1,121 @@
+"""C-FIGURE over every text an author writes that reaches a page: content prose as the
+page renders it, plan titles and condition ids, annotation reasons and reviewer names,
+comparison titles, catalog strings and the texts of ``mkdocs.yml`` (``copyright`` …).
+
+One detector (``validation.figures``) reads them all; each issue names the file, the
+field (dotted path) and the figures found.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from sitegen.errors import Issue
+from sitegen.records.campaign import Campaign
+from sitegen.text import LANGUAGES
+from sitegen.validation.figures import describe, find_figures
+from sitegen.validation.rules import check, violation
+
+COMPARISONS_DIR = Path("content") / "comparisons"
+"""Declared comparisons of several campaigns, relative to the project."""
+
+
+def _figure_issues(fields: Iterator[tuple[str, object]]) -> list[Issue]:
+    """One issue per ``(location → field, text)`` that shows a figure."""
+    return [
+        violation("C-FIGURE", where, f"figure(s) {describe(found)} written by hand")
+        for where, text in fields
+        if text is not None and (found := find_figures(str(text)))
+    ]
+
+
+@check("C-FIGURE", "prose")
+def _no_figures_in_prose(template: str, prose: str) -> list[Issue]:
+    return _figure_issues(iter([(f"content/{template} → prose", prose)]))
+
+
+def _bilingual(where: str, value: object) -> Iterator[tuple[str, object]]:
+    for lang in LANGUAGES:
+        yield f"{where}.{lang}", getattr(value, lang)
+
+
+@check("C-FIGURE", "campaign")
+def _no_figures_in_plan_or_annotations(campaign: Campaign) -> list[Issue]:
+    def fields() -> Iterator[tuple[str, object]]:
+        plan = campaign.plan
+        where = f"{campaign.directory / 'plan.json'} →"
+        yield from _bilingual(f"{where} title", plan.title)
+        for i, condition in enumerate(plan.conditions):
+            yield f"{where} conditions.{i}.id", condition.id
+        notes = campaign.annotations
+        where = f"{campaign.annotations_path} →"
+        yield f"{where} reviewer", notes.reviewer
+        for i, example in enumerate(notes.curated_examples):
+            yield from _bilingual(f"{where} curated_examples.{i}.reason", example.reason)
+        for i, analysis in enumerate(notes.post_hoc):
+            yield f"{where} post_hoc.{i}.label", analysis.label
+            yield from _bilingual(f"{where} post_hoc.{i}.reason", analysis.reason)
+
+    return _figure_issues(fields())
+
+
+@check("C-FIGURE", "project")
+def _no_figures_in_comparison_titles(project_dir: Path) -> list[Issue]:
+    directory = project_dir / COMPARISONS_DIR
+
+    def fields() -> Iterator[tuple[str, object]]:
+        for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
+            declared = _yaml_mapping(path)
+            title = declared.get("title")
+            for lang in LANGUAGES:
+                if isinstance(title, dict):
+                    yield f"{path} → title.{lang}", title.get(lang)
+
+    return _figure_issues(fields())
+
+
+@check("C-FIGURE", "project")
+def _no_figures_in_catalog_strings(project_dir: Path) -> list[Issue]:
+    """Catalog strings the code shows as they are (no ``{value}`` filled in)."""
+
+    def fields() -> Iterator[tuple[str, object]]:
+        for lang in LANGUAGES:
+            path = project_dir / "theme" / "i18n" / f"{lang}.yml"
+            for key, text in _yaml_mapping(path).items():
+                if not has_placeholders(str(text)):
+                    yield f"{path} → {key}", text
+
+    return _figure_issues(fields())
+
+
+SITE_TEXT_SETTINGS = ("copyright", "site_description", "site_author", "repo_name")
+"""Settings of ``mkdocs.yml`` whose text every page shows (footer, header, meta tags)."""
+
+
+@check("C-FIGURE", "project")
+def _no_figures_in_site_settings(project_dir: Path) -> list[Issue]:
+    path = project_dir / "mkdocs.yml"
+    settings = _yaml_mapping(path)
+    return _figure_issues((f"{path} → {key}", settings.get(key)) for key in SITE_TEXT_SETTINGS)
+
+
+def has_placeholders(template: str) -> bool:
+    """Whether a catalog string takes values (``{name}``)."""
+    try:
+        return any(name is not None for _, name, _, _ in string.Formatter().parse(template))
+    except ValueError:  # an unpaired brace: the string is shown as it is
+        return False
+
+
+def _yaml_mapping(path: Path) -> dict:
+    """The mapping a YAML file holds; ``{}`` when it is missing or not a mapping (the
+    loaders that own the file report those)."""
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
