@@ -7,6 +7,7 @@ one language. Adding a rule: one catalog entry, plus a function here if it check
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
