@@ -409,6 +409,33 @@ def _thresholds_valid(campaign: Campaign) -> list[Issue]:
     return issues
 
 
+# --- prose checks ------------------------------------------------------------------------
+
+REVIEW_CLAIM = re.compile(
+    r"\b(?:review(?:ed|er|ers|ing|s)?|proof-?read|hand-checked|human-checked|vetted)\b"
+    r"|checked by (?:a |an |our )?(?:human|person|people|expert|team)"
+    r"|レビュー|目視|人手|人の目|査読|検収|人間が|専門家が",
+    re.IGNORECASE,
+)
+"""Words that claim someone looked at the answers: that claim is the review directive's,
+made from the declaration in annotations.yaml."""
+
+
+@check("C-REVIEW", "prose")
+def _review_claims_only_from_the_declaration(template: str, prose: str) -> list[Issue]:
+    found = sorted({m.group().lower() for m in REVIEW_CLAIM.finditer(prose)})
+    if not found:
+        return []
+    return [
+        violation(
+            "C-REVIEW",
+            f"content/{template} → prose",
+            f"a claim about review written by hand ({', '.join(repr(f) for f in found)}); "
+            "the review() directive states it from annotations.yaml",
+        )
+    ]
+
+
 # --- page checks -------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ field (dotted path) and the figures found.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,9 +49,14 @@ def _no_figures_in_plan_or_annotations(campaign: Campaign) -> list[Issue]:
     def fields() -> Iterator[tuple[str, object]]:
         plan = campaign.plan
         where = f"{campaign.directory / 'plan.json'} →"
+        yield f"{where} name", plan.name
         yield from _bilingual(f"{where} title", plan.title)
         for i, condition in enumerate(plan.conditions):
             yield f"{where} conditions.{i}.id", condition.id
+        for i, spec in enumerate(plan.inputs):
+            yield f"{where} inputs.{i}.id", spec.id
+        for i, document in enumerate(plan.quality.documents if plan.quality else ()):
+            yield f"{where} quality.documents.{i}.task_id", document.task_id
         notes = campaign.annotations
         where = f"{campaign.annotations_path} →"
         yield f"{where} reviewer", notes.reviewer
@@ -96,11 +102,25 @@ SITE_TEXT_SETTINGS = ("copyright", "site_description", "site_author", "repo_name
 """Settings of ``mkdocs.yml`` whose text every page shows (footer, header, meta tags)."""
 
 
+COPYRIGHT_YEARS = re.compile(
+    r"^\s*(?:©|\(c\)|copyright)\s*(?:19|20)\d\d(?:\s*[-–]\s*(?:19|20)\d\d)?\b", re.IGNORECASE
+)
+"""The years a copyright line opens with ("© 2025–2026 …"): a date, not a figure."""
+
+
 @check("C-FIGURE", "project")
 def _no_figures_in_site_settings(project_dir: Path) -> list[Issue]:
     path = project_dir / "mkdocs.yml"
     settings = _yaml_mapping(path)
-    return _figure_issues((f"{path} → {key}", settings.get(key)) for key in SITE_TEXT_SETTINGS)
+
+    def fields() -> Iterator[tuple[str, object]]:
+        for key in SITE_TEXT_SETTINGS:
+            text = settings.get(key)
+            if key == "copyright" and isinstance(text, str):
+                text = COPYRIGHT_YEARS.sub(" ", text)
+            yield f"{path} → {key}", text
+
+    return _figure_issues(fields())
 
 
 def has_placeholders(template: str) -> bool:

@@ -13,7 +13,7 @@ import yaml
 
 from sitegen.build import render_site
 from sitegen.errors import DataError
-from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, copy_project, publishable_campaign, resign
 
@@ -217,7 +217,7 @@ def test_mkdocs_settings_outside_the_allow_list_are_refused(data, project, confi
 @pytest.mark.parametrize(
     ("key", "text"),
     [
-        ("copyright", "© 2026 Example"),
+        ("copyright", "© 2026 Example, 2× faster"),
         ("copyright", "Twice as fast since forever"),
         ("site_description", "Reports of an engine 2× faster"),
         ("site_author", "Team ½"),
@@ -228,6 +228,14 @@ def test_site_setting_figures_are_refused(data, project, key, text):
     (project / "mkdocs.yml").write_text(yaml.safe_dump({key: text}, allow_unicode=True))
     assert "[C-FIGURE]" in (message := refused(data, project))
     assert f"mkdocs.yml → {key}" in message
+
+
+@pytest.mark.parametrize(
+    "text", ["© 2026 Example Inc.", "Copyright 2024–2026 Example", "(c) 2025 Example"]
+)
+def test_a_copyright_line_may_open_with_its_years(data, project, text):
+    (project / "mkdocs.yml").write_text(yaml.safe_dump({"copyright": text}, allow_unicode=True))
+    render_site(data, project)
 
 
 def test_changed_theme_overrides_are_refused(data, project):
@@ -378,8 +386,19 @@ def campaign_with(tmp_path: Path, **plan_fields) -> Path:
             "plan.json → conditions.1.id",
             "'2x-faster'",
         ),
+        ({"name": "mtp-1.36x"}, "plan.json → name", "'mtp-1.36x'"),
+        (
+            {
+                "inputs": [
+                    *make_plan().inputs,
+                    InputSpec(id="x1.22", text="question three", max_output_tokens=16),
+                ]
+            },
+            "plan.json → inputs.2.id",
+            "'x1.22'",
+        ),
     ],
-    ids=["plan-title-en", "plan-title-ja", "condition-id"],
+    ids=["plan-title-en", "plan-title-ja", "condition-id", "plan-name", "input-id"],
 )
 def test_plan_fields_with_figures_are_refused(tmp_path, fields, where, named):
     data = campaign_with(tmp_path, **fields)
@@ -511,3 +530,22 @@ def test_harmless_text_is_published_inert(data, project, text, shown):
     append(project, INDEX, text)
     page = published_page(data, project)
     assert shown in page
+
+
+# --- review claims: only the review() directive states who looked at the answers --------
+
+REVIEW_CLAIMS = {
+    "reviewed": "Every answer was reviewed by our team.",
+    "checked-by-human": "All outputs were checked by a human before publishing.",
+    "proofread": "The answers were proofread.",
+    "ja-mokushi": "全回答を目視で確認しました。",
+    "ja-review": "回答はレビュー済みです。",
+    "ja-ningen": "人間がすべての回答を確かめました。",
+}
+
+
+@pytest.mark.parametrize("text", REVIEW_CLAIMS.values(), ids=REVIEW_CLAIMS.keys())
+def test_review_claims_in_prose_are_refused(data, project, text):
+    append(project, INDEX, text)
+    message = refused(data, project)
+    assert "[C-REVIEW]" in message and "report/index.md → prose" in message
