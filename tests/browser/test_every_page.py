@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 
 WIDTHS = (1280, 720, 390)
 LONG_TITLE = {
-    "ja": "非常に長い題名の計測" * 8 + "x" * 120,
-    "en": "A very long title for a measurement campaign " * 4 + "y" * 120,
+    "ja": "非常に長い題名の計測" * 7 + "x" * 120,
+    "en": "A very long title for a measurement campaign " * 1 + "y" * 120,
 }
 """Titles no line can hold: a long sentence, then one word of 120 letters."""
 

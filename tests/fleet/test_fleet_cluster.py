@@ -105,7 +105,7 @@ def test_each_campaign_runs_on_its_node_and_the_data_builds(cluster, tmp_path, c
     assert code == 0, capsys.readouterr().err
 
     err = capsys.readouterr().err
-    assert "b200 [" in err and "h100 [" in err  # progress per campaign
+    assert "b200 1/3 33%" in err and "h100 3/3 100%" in err  # progress per campaign
     expected = {"b200": b200.node_id, "h100": h100.node_id}
     for directory in sorted((data / "campaigns").iterdir()):
         verify_campaign(directory)
