@@ -12,7 +12,7 @@ import html
 import inspect
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -183,8 +183,22 @@ class Directives:
         template = self.env.get_template(partial)
         return _one_block(
             template.render(
-                t=self.catalog.t, lang=self.catalog.lang, site_root=self.site_root, **context
+                t=self.catalog.t,
+                lang=self.catalog.lang,
+                site_root=self.site_root,
+                field_list=self._field_list,
+                **context,
             )
+        )
+
+    def _field_list(self, names: Iterable[str]) -> str:
+        """Compared fields as readers name them (``compare.field.<name>``), comma-separated."""
+        separator = "、" if self.catalog.lang == "ja" else ", "
+        return separator.join(
+            self.catalog.t(f"compare.field.{name}")
+            if f"compare.field.{name}" in self.catalog.strings
+            else name
+            for name in names
         )
 
     def _require_report(self) -> Report:

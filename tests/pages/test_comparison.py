@@ -179,7 +179,7 @@ def test_devices_alone_is_refused_when_the_driver_and_interconnect_are_not_recor
     page = site.docs["compare/gpus/index.en.md"].decode()
     assert 'data-claim="speed-ratio"' not in page and "alone:" not in page
     assert page.count('data-unrecorded="driver,gpu_runtime,interconnect"') == 4
-    assert "no ratio is shown: driver, gpu_runtime, interconnect." in page
+    assert "no ratio is shown: GPU driver, GPU runtime, interconnect." in page
     assert page.count('<td data-unrecorded="true">not recorded</td>') == 4 * 3
     assert "記録なし" in site.docs["compare/gpus/index.md"].decode()
     assert site.comparisons[0].warnings[0] == (
