@@ -65,8 +65,8 @@ def site(tmp_path_factory) -> tuple[str, list[Path], Path]:
         yield base_url, pages, root / "site"
 
 
-def test_every_caveat_is_visible_next_to_its_claim(browser, site):
-    base_url, pages, root = site
+def caveat_problems(browser, base_url: str, root: Path, pages: list[Path]) -> tuple[int, list]:
+    """(caveats seen, problems) over ``pages`` (files under ``root``, served at ``base_url``)."""
     problems, seen = [], 0
     with browser.new_page(viewport=(1280, 900)) as page:
         for path in pages:
@@ -78,6 +78,12 @@ def test_every_caveat_is_visible_next_to_its_claim(browser, site):
                 problems.append(f"{url}: {in_html} caveats in the HTML, {len(found)} rendered")
             problems += [f"{url}: {c['caveat']}: {p}" for c in found for p in c["problems"]]
             seen += len(found)
+    return seen, problems
+
+
+def test_every_caveat_is_visible_next_to_its_claim(browser, site):
+    base_url, pages, root = site
+    seen, problems = caveat_problems(browser, base_url, root, pages)
     assert seen > 100, f"only {seen} caveats seen: the site is not the one this test means"
     assert not problems, "\n".join(problems[:20])
 

@@ -541,3 +541,13 @@ def test_the_checks_see_each_kind_of_finding(browser, tmp_path):
     assert kinds["payload ran"][0]["tags"] == ["answer-text.img_onerror"]
     assert kinds["payload URL requested"][0]["tags"] == ["answer-text.img_onerror"]
     assert [i["tags"] for i in findings.informational] == [["answer-text.markdown_emphasis"]]
+
+
+def test_every_caveat_of_the_hostile_site_is_visible(browser, hostile_site):
+    """The hostile corpus in every field hides no caveat (see test_caveats_visible)."""
+    from test_caveats_visible import caveat_problems
+
+    root = hostile_site.root / "site"
+    pages = [root / path for path in hostile_site.pages]
+    seen, problems = caveat_problems(browser, hostile_site.base_url, root, pages)
+    assert seen > 50 and not problems, "\n".join(problems[:20])
