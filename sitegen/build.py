@@ -30,7 +30,7 @@ from sitegen.publish.changelog import changelog_docs, compare, headline_figures,
 from sitegen.publish.marker import BuildMarker, read_build_marker
 from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
-from sitegen.records.campaign import CAMPAIGNS_DIR, read_campaigns
+from sitegen.records.campaign import CAMPAIGNS_DIR, Campaign, read_campaigns
 from sitegen.statistics.comparison import (
     NOTHING_TO_COMPARE,
     ComparisonSpec,
@@ -92,6 +92,7 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     listing every problem. Writes nothing (``sitegen check`` is exactly this)."""
     campaigns, issues = read_campaigns(data_dir)
     campaigns = [c for c in campaigns if c.annotations.publish]
+    issues += report_address_collisions(campaigns)
     issues += validate_campaigns(campaigns)
     issues += check_project(project_dir)
     if not campaigns and not issues:
@@ -106,6 +107,26 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     scratch = tempfile.TemporaryDirectory(prefix="sitegen-build-")
     docs = render_docs(reports, catalogs, project_dir, Path(scratch.name), comparisons)
     return RenderedSite(reports, catalogs, docs, scratch, comparisons)
+
+
+def report_address_collisions(campaigns: list[Campaign]) -> list[Issue]:
+    """Two published campaigns of plans with the same name would share one report address
+    (``reports/<plan name>/``): one issue naming both for each such pair."""
+    first_by_name: dict[str, Campaign] = {}
+    issues = []
+    for campaign in campaigns:
+        earlier = first_by_name.setdefault(campaign.plan.name, campaign)
+        if earlier is not campaign:
+            issues.append(
+                Issue(
+                    str(campaign.directory),
+                    f"its plan is named '{campaign.plan.name}', like {earlier.directory.name}'s: "
+                    f"both would be reports/{campaign.plan.name}/; publish one (publish: false "
+                    "in the other's annotations.yaml) or give the plans distinct names",
+                    "data",
+                )
+            )
+    return issues
 
 
 def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampaign]:

@@ -883,3 +883,8 @@ def _largest_accepted(
         else:
             refused[name] = "refused together with the payloads before it (a length limit?)"
     return chosen, " "
+
+
+def report_address(campaign_dir: Path) -> str:
+    """The report's folder under ``reports/``: its plan's name."""
+    return json.loads((campaign_dir / "plan.json").read_text(encoding="utf-8"))["name"]

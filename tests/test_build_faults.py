@@ -13,7 +13,7 @@ from sitegen.build import build_site
 from sitegen.cli import main
 from sitegen.plan.models import InputSpec
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, tree_bytes
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address, tree_bytes
 from tests.statistics.test_quality_records import quality_plan
 
 
@@ -45,7 +45,7 @@ def test_publish_false_leaves_a_failed_campaign_out(tmp_path, capsys):
     result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
     assert result.outcome == "published" and result.campaigns == 1
     reports = tmp_path / "site" / "v" / result.version / "reports"
-    assert {p.name for p in reports.iterdir()} == {good.parent.name}
+    assert {p.name for p in reports.iterdir()} == {report_address(good.parent)}
 
 
 def test_empty_campaign_directory_is_refused_in_one_line(tmp_path, capsys):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sitegen.cli import main
 from tests.links import broken_internal_links
+from tests.sitefixtures import report_address
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -66,8 +67,12 @@ def test_measure_then_build_with_the_real_engine(tmp_path, capsys):
     build = ["build", "--data", str(data), "--site", str(site), "--project", str(PROJECT)]
     assert main([*build, "--version", "e2e"]) == 0
     version = site / "v" / "e2e"
-    summary = (version / "reports" / campaign.name / "index.html").read_text(encoding="utf-8")
+    summary = (version / "reports" / report_address(campaign) / "index.html").read_text(
+        encoding="utf-8"
+    )
     assert "ngram-simple (≤8)" in summary and "MTP" in summary  # named, and said not to be MTP
-    assert (version / "en" / "reports" / campaign.name / "speed" / "index.html").is_file()
+    assert (
+        version / "en" / "reports" / report_address(campaign) / "speed" / "index.html"
+    ).is_file()
     assert "version e2e published" in capsys.readouterr().out
     assert broken_internal_links(site) == []

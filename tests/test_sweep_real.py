@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from sitegen.cli import main
+from tests.sitefixtures import report_address
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +70,7 @@ def test_draft_length_and_concurrency_sweep_with_the_real_engine(tmp_path):
 
     assert main(["build", "--data", str(data), "--site", str(site), "--project", str(PROJECT)]) == 0
     (version,) = (d for d in (site / "v").iterdir() if d.is_dir())
-    report = version / "en" / "reports" / campaign.name
+    report = version / "en" / "reports" / report_address(campaign)
     page = (report / "sweep" / "index.html").read_text()
     # Every speculative level at every concurrency against off at the same concurrency.
     for level in ("ngram-simple2", "ngram-simple6"):

@@ -34,8 +34,9 @@ def headline_figures(reports: list[Report]) -> dict[str, Any]:
         }
         records = report.campaign.directory / RECORDS_FILE
         annotations = report.campaign.annotations_path
-        figures[report.slug] = {
+        figures[report.campaign.campaign_id] = {
             "title": report.plan.title.model_dump(),
+            "address": report.slug,
             "records": len(report.campaign.records),
             "records_sha256": sha256_file(records),
             # Declared after measuring, so not in the campaign's manifest: recorded here.
@@ -81,6 +82,8 @@ class Changes:
     titles: dict[str, dict[str, str]]
     annotations: list[str] = field(default_factory=list)
     """Campaigns whose annotations (review, examples, post-hoc analyses …) changed."""
+    addresses: dict[str, str] = field(default_factory=dict)
+    """Each campaign's report folder under ``reports/`` in this version."""
 
     @property
     def empty(self) -> bool:
@@ -114,6 +117,7 @@ def compare(previous: PublishedVersion | None, figures: dict[str, Any]) -> Chang
             for slug in common
             if before[slug].get("annotations_sha256") != figures[slug]["annotations_sha256"]
         ],
+        addresses={slug: f["address"] for slug, f in figures.items()},
     )
 
 

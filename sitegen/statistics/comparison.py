@@ -261,9 +261,7 @@ def resolve_campaigns(
     names one campaign), and a problem for each name that does not resolve."""
     found, problems = [], []
     for index, name in enumerate(spec.campaigns):
-        matches = [r for r in reports if r.slug == name] or [
-            r for r in reports if r.plan.name == name
-        ]
+        matches = [r for r in reports if name in (r.campaign.campaign_id, r.plan.name)]
         if len(matches) == 1:
             found.append(matches[0])
         else:

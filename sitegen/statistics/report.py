@@ -173,7 +173,9 @@ class Report:
 
     @property
     def slug(self) -> str:
-        return self.campaign.campaign_id
+        """The report's address under ``reports/``: the plan's name. The campaign (name
+        and plan hash) is on the method page, in the system table and in the downloads."""
+        return self.plan.name
 
     @cached_property
     def speed_input_ids(self) -> frozenset[str]:

@@ -4,11 +4,11 @@ version's summary, and the navigation leads to pages, never to a directory listi
 from __future__ import annotations
 
 from sitegen.build import build_site
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 
 def test_the_site_opens_and_navigates_from_files(browser, tmp_path, screenshot_dir):
-    slug = publishable_campaign(tmp_path / "data").parent.name
+    slug = report_address(publishable_campaign(tmp_path / "data").parent)
     build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
     site = (tmp_path / "site").absolute()
     with browser.new_page() as page:

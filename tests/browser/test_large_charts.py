@@ -11,7 +11,7 @@ from sitegen.build import build_site
 from sitegen.pages.directives import CHART_INLINE_BYTES
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 SPEED_TRIALS = {"about-1500": 190, "seed-x10": 500}
 """Repetitions per condition and input (2 conditions × 4 inputs): 1,520 and 4,000 trials."""
@@ -41,7 +41,7 @@ def large_plan(name: str, repetitions: int):
 def test_every_chart_of_a_large_campaign_draws_every_trial(browser, tmp_path, screenshot_dir, size):
     repetitions = SPEED_TRIALS[size]
     records = publishable_campaign(tmp_path / "data", plan=large_plan(size, repetitions))
-    slug = records.parent.name
+    slug = report_address(records.parent)
     build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
     speed_dir = tmp_path / "site" / "v" / "v1" / "reports" / slug / "speed"
     page_html = (speed_dir / "index.html").read_text(encoding="utf-8")

@@ -10,7 +10,13 @@ import pytest
 from harness import serve_directory
 
 from sitegen.build import build_site
-from tests.sitefixtures import HOSTILE_TEXTS, PROJECT, hostile_plan, publishable_campaign
+from tests.sitefixtures import (
+    HOSTILE_TEXTS,
+    PROJECT,
+    hostile_plan,
+    publishable_campaign,
+    report_address,
+)
 
 ALLOWED_404: list[str] = []
 """Nothing may 404: material's fetches of a sitemap.xml next to every <link rel=alternate>
@@ -49,7 +55,7 @@ def site(tmp_path_factory) -> Site:
     build_site(root / "early", root / "site", PROJECT, version="v1")
     build_site(root / "data", root / "site", PROJECT, version="v2")
     with serve_directory(root / "site") as base_url:
-        yield Site(base_url, campaign.name)
+        yield Site(base_url, report_address(campaign))
 
 
 def _visit(page, url: str) -> None:

@@ -25,6 +25,7 @@ from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,
     read_records,
+    report_address,
     tree_bytes,
     write_records,
 )
@@ -35,6 +36,9 @@ class Archive:
     root: Path
     site: Path
     slug: str
+    """The report's folder under ``reports/``."""
+    campaign: str
+    """The campaign's directory name under ``data/campaigns/``."""
     first_tree: dict[str, bytes]
     """``v/v1/`` right after it was published."""
 
@@ -62,7 +66,7 @@ def archive(tmp_path_factory) -> Archive:
     assert build_site(root / "early", site, PROJECT, version="v1").outcome == "published"
     first_tree = tree_bytes(site / "v" / "v1")
     assert build_site(root / "data", site, PROJECT, version="v2").outcome == "published"
-    return Archive(root, site, campaign.name, first_tree)
+    return Archive(root, site, report_address(campaign), campaign.name, first_tree)
 
 
 def _refresh_target(page: Path) -> Path:
@@ -150,7 +154,7 @@ def test_republishing_a_label_with_other_content_is_refused_and_writes_nothing(a
     shutil.copytree(archive.site, site)
     data = tmp_path / "data"
     shutil.copytree(archive.root / "data", data)
-    records_path = data / "campaigns" / archive.slug / "records.jsonl"
+    records_path = data / "campaigns" / archive.campaign / "records.jsonl"
     records = read_records(records_path)
     records[-1]["text"] = "a different answer"
     write_records(records_path, records)
@@ -186,7 +190,7 @@ def test_a_modified_published_version_stops_the_build(archive, tmp_path):
 
 
 def test_default_label_is_the_date_of_the_latest_record(archive, tmp_path):
-    records = read_records(archive.root / "data" / "campaigns" / archive.slug / "records.jsonl")
+    records = read_records(archive.root / "data" / "campaigns" / archive.campaign / "records.jsonl")
     latest = max(datetime.fromisoformat(r["started_at"]) for r in records)
     result = build_site(archive.root / "data", tmp_path / "site", PROJECT)
     assert result.version == latest.astimezone(UTC).date().isoformat()

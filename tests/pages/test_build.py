@@ -13,7 +13,7 @@ import pytest
 
 from sitegen.build import build_site
 from sitegen.errors import DataError
-from tests.sitefixtures import publishable_campaign
+from tests.sitefixtures import publishable_campaign, report_address
 
 PROJECT = Path(__file__).resolve().parents[2]
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3))\n\n# not a heading"
@@ -47,7 +47,7 @@ def built(tmp_path_factory):
 
 def test_site_pages_in_both_languages_with_downloads(built):
     root, records_path = built
-    slug = records_path.parent.name
+    slug = report_address(records_path.parent)
     site = root / "site" / "v" / "test"
     for page in ("", "speed/", "data/"):
         assert (site / "reports" / slug / page / "index.html").is_file()
@@ -77,7 +77,7 @@ def test_site_pages_in_both_languages_with_downloads(built):
 
 def test_model_output_is_escaped_text(built):
     root, records_path = built
-    report = root / "site" / "v" / "test" / "reports" / records_path.parent.name
+    report = root / "site" / "v" / "test" / "reports" / report_address(records_path.parent)
     data_page = (report / "data" / "index.html").read_text(encoding="utf-8")
     assert "alert(" not in data_page  # texts are not in the page: they load as JSON data
     shard = (report / "answers" / "0.json").read_text(encoding="utf-8")
@@ -100,7 +100,7 @@ def test_no_alternate_links_for_material_to_fetch_sitemaps_beside(built):
         head, _, body = path.read_text(encoding="utf-8").partition("</head>")
         assert not re.search(r"<link[^>]*rel=\"alternate\"[^>]*hreflang", head), path
         assert 'class="md-select__link"' in body, path
-    speed = site / "en" / "reports" / records_path.parent.name / "speed" / "index.html"
+    speed = site / "en" / "reports" / report_address(records_path.parent) / "speed" / "index.html"
     table = speed.read_text(encoding="utf-8")
     assert '<div class="sg-wide" role="region" aria-labelledby="sg-speed-table"' in table
     assert '<caption id="sg-speed-table">' in table

@@ -18,7 +18,7 @@ from sitegen.pages.downloads import DownloadFile, make_downloads, neutralise_cel
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import Report, make_report
 from tests.conftest import make_plan
-from tests.sitefixtures import publishable_campaign
+from tests.sitefixtures import publishable_campaign, report_address
 
 FORMULA_CASES = (
     '=HYPERLINK("http://x","y")',
@@ -248,9 +248,18 @@ def test_data_page_explains_the_csv_escaping(tmp_path):
     project = Path(__file__).resolve().parents[2]
     records = publishable_campaign(tmp_path / "data")
     build_site(tmp_path / "data", tmp_path / "site", project, version="test")
-    report = tmp_path / "site" / "v" / "test" / "reports" / records.parent.name
+    report = tmp_path / "site" / "v" / "test" / "reports" / report_address(records.parent)
     ja = (report / "data" / "index.html").read_text(encoding="utf-8")
-    en = tmp_path / "site" / "v" / "test" / "en" / "reports" / records.parent.name / "data"
+    en = (
+        tmp_path
+        / "site"
+        / "v"
+        / "test"
+        / "en"
+        / "reports"
+        / report_address(records.parent)
+        / "data"
+    )
     en_page = (en / "index.html").read_text(encoding="utf-8")
     assert "表計算ソフトが数式として実行しないように" in ja
     assert "so spreadsheets do not run them as formulas" in en_page

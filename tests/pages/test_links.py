@@ -9,7 +9,7 @@ import pytest
 from sitegen.build import build_site
 from tests.conftest import make_plan
 from tests.links import broken_internal_links
-from tests.sitefixtures import PROJECT, hostile_base_plan, publishable_campaign
+from tests.sitefixtures import PROJECT, hostile_base_plan, publishable_campaign, report_address
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def site(tmp_path_factory):
     build_site(root / "data", root / "site", PROJECT, version="v1")
     with_quality = publishable_campaign(root / "data", plan=hostile_base_plan()).parent
     build_site(root / "data", root / "site", PROJECT, version="v2")
-    return root / "site", speed_only.name, with_quality.name
+    return root / "site", report_address(speed_only), report_address(with_quality)
 
 
 def test_every_internal_link_of_the_site_resolves(site):

@@ -6,7 +6,7 @@ from sitegen.build import build_site
 from sitegen.plan.models import ConditionSpec
 from sitegen.statistics.system import memory_gaps
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 
 def test_memory_gaps_name_the_reason():
@@ -31,7 +31,7 @@ def test_a_campaign_without_memory_figures_says_so_instead_of_an_empty_table(tmp
     def no_memory(record: dict) -> None:
         record["peak_memory"] = []
 
-    slug = publishable_campaign(tmp_path / "data", mutate=no_memory).parent.name
+    slug = report_address(publishable_campaign(tmp_path / "data", mutate=no_memory).parent)
     build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
     for prefix, words in (("", "メモリは未測定です"), ("en/", "memory not measured")):
         page = tmp_path / "site" / "v" / "v1" / prefix / "reports" / slug / "speed" / "index.html"

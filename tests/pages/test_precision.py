@@ -18,7 +18,7 @@ from sitegen.build import render_site
 from sitegen.pages.i18n import load_catalogs
 from sitegen.plan.models import ConditionSpec, DocumentSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 from tests.statistics.test_quality_records import quality_plan
 
 SEED_RATES = {
@@ -86,7 +86,7 @@ def seed_site(tmp_path_factory):
     data = tmp_path_factory.mktemp("precision") / "data"
     records = publishable_campaign(data, _seed_plan(), mutate=_seed_rates)
     site = render_site(data, PROJECT)
-    slug = records.parent.name
+    slug = report_address(records.parent)
     yield {
         name: _text(site.docs[f"reports/{slug}/{path}"])
         for name, path in {
@@ -172,7 +172,7 @@ def test_quality_results_show_their_output_caps(tmp_path):
     plan = quality_plan(documents=[document], max_output_tokens=32)
     records = publishable_campaign(tmp_path / "data", plan)
     site = render_site(tmp_path / "data", PROJECT)
-    slug = records.parent.name
+    slug = report_address(records.parent)
     for lang, suffix in (("ja", ""), ("en", ".en")):
         t = load_catalogs(PROJECT / "theme")[lang].t
         quality = _text(site.docs[f"reports/{slug}/quality{suffix}.md"])
