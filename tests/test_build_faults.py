@@ -11,9 +11,17 @@ import yaml
 
 from sitegen.build import build_site
 from sitegen.cli import main
+from sitegen.errors import DataError
 from sitegen.plan.models import InputSpec
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, report_address, tree_bytes
+from tests.sitefixtures import (
+    PROJECT,
+    publishable_campaign,
+    read_records,
+    report_address,
+    tree_bytes,
+    write_records,
+)
 from tests.statistics.test_quality_records import quality_plan
 
 
@@ -208,3 +216,46 @@ def test_a_fault_leaves_the_published_site_byte_identical(published, tmp_path, c
     assert code == 1 and expected in err and "Traceback" not in err, err
     assert all(line.startswith(("error: ", "  [")) for line in err.strip().splitlines()), err
     assert tree_bytes(site.resolve()) == before
+
+
+def test_trials_tried_twice_are_counted_as_trials_with_their_attempts(tmp_path, capsys):
+    records_path = publishable_campaign(
+        tmp_path / "data", mutate=failed("engine failure: connection refused")
+    )
+    records = read_records(records_path)
+    again = [{**r, "attempt": 2} for r in records if r["role"] == "measured"]
+    write_records(records_path, records + again)
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "all 12 measured trial(s) failed (24 attempts)" in err, err
+
+
+@pytest.mark.parametrize("damage", ["empty directory", "corrupt middle line", "torn last line"])
+def test_publish_false_leaves_out_a_campaign_that_cannot_be_read(tmp_path, damage):
+    good = publishable_campaign(tmp_path / "data", make_plan(name="good"))
+    if damage == "empty directory":
+        bad = tmp_path / "data" / "campaigns" / "broken-000000000000"
+        bad.mkdir()
+    else:
+        bad = publishable_campaign(tmp_path / "data").parent
+        lines = (bad / "records.jsonl").read_bytes().split(b"\n")
+        if damage == "corrupt middle line":
+            lines[3] = b'{"schema_version": 1, "trial'
+        else:
+            lines[-1] = b'{"schema_version": 1, "trial'
+        (bad / "records.jsonl").write_bytes(b"\n".join(lines))
+    with pytest.raises(DataError):
+        build_site(tmp_path / "data", tmp_path / "site", PROJECT)
+    (bad / "annotations.yaml").write_text(yaml.safe_dump({"publish": False}))
+    result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
+    assert result.outcome == "published" and result.campaigns == 1
+    reports = tmp_path / "site" / "v" / result.version / "reports"
+    assert {p.name for p in reports.iterdir()} == {report_address(good.parent)}
+
+
+def test_an_unsigned_tail_points_to_sitegen_measure(tmp_path, capsys):
+    records_path = publishable_campaign(tmp_path / "data")
+    extra = records_path.read_bytes().split(b"\n")[0]
+    with records_path.open("ab") as records:
+        records.write(extra + b"\n")
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "run 'sitegen measure' with the same plan" in err

@@ -550,9 +550,19 @@ def read_campaigns(data_dir: Path) -> tuple[list[Campaign], list[Issue]]:
                     "data",
                 )
             )
+        elif not _published(directory / ANNOTATIONS_FILE):
+            continue  # left out by its annotations: its records are not even read
         elif (campaign := read_campaign(directory, issues)) is not None:
             campaigns.append(campaign)
     return campaigns, issues
+
+
+def _published(annotations_path: Path) -> bool:
+    """Whether a campaign's annotations leave it published (a missing or unreadable file
+    does: reading the campaign reports what is wrong with it)."""
+    issues: list[Issue] = []
+    annotations = _read_annotations(annotations_path, issues)
+    return annotations.publish or bool(issues)
 
 
 def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
@@ -848,10 +858,17 @@ def verify_campaign(directory: Path) -> VerifiedCampaign:
     records = _count_records(directory / RECORDS_FILE)
     plan_bytes = _read_if_present(directory / PLAN_FILE)
     if records is not None and records != manifest.record_count:
+        # More lines than signed: a measure stopped between an append and its signature.
+        resume = (
+            "; on the host that measured it, run 'sitegen measure' with the same plan: it "
+            "signs or drops the unsigned tail and measures what is missing"
+            if records > manifest.record_count
+            else ""
+        )
         issues.append(
             Issue(
                 str(directory / RECORDS_FILE),
-                f"{records} records, the manifest counts {manifest.record_count}",
+                f"{records} records, the manifest counts {manifest.record_count}{resume}",
                 RULE,
             )
         )

@@ -202,7 +202,9 @@ def _has_usable_trials(campaign: Campaign) -> list[Issue]:
         shown = "; ".join(reasons[:3]) + (
             f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else ""
         )
-        problem = f"all {len(measured)} measured trial(s) failed: {shown}"
+        trials = len({r.trial_id for r in measured})
+        tries = f" ({len(measured)} attempts)" if len(measured) != trials else ""
+        problem = f"all {trials} measured trial(s) failed{tries}: {shown}"
     return [
         violation("C-USABLE", f"{campaign.directory} (campaign {campaign.campaign_id})", problem)
     ]
