@@ -10,6 +10,8 @@ theme, sitegen and renderer versions, label) are those of the site in place does
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -104,9 +106,33 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     catalogs = load_catalogs(project_dir / "theme")
     reports = [make_report(campaign) for campaign in campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)
-    scratch = tempfile.TemporaryDirectory(prefix="sitegen-build-")
+    remove_abandoned_scratch()
+    scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     docs = render_docs(reports, catalogs, project_dir, Path(scratch.name), comparisons)
     return RenderedSite(reports, catalogs, docs, scratch, comparisons)
+
+
+SCRATCH_PREFIX = "sitegen-build-"
+"""Scratch folders in the system's temporary directory: ``sitegen-build-<pid>-<random>``."""
+
+
+def remove_abandoned_scratch() -> None:
+    """Remove the scratch folders of builds whose process is gone (killed builds cannot
+    clean up after themselves)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def report_address_collisions(campaigns: list[Campaign]) -> list[Issue]:

@@ -4,6 +4,7 @@ a campaign without a usable trial is refused with its reasons, or left out with
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -259,3 +260,57 @@ def test_an_unsigned_tail_points_to_sitegen_measure(tmp_path, capsys):
         records.write(extra + b"\n")
     code, err = build(tmp_path / "data", tmp_path, capsys)
     assert code == 1 and "run 'sitegen measure' with the same plan" in err
+
+
+def test_a_full_disk_while_rendering_is_one_line_and_leaves_the_site(tmp_path, capsys, monkeypatch):
+    import errno
+    import os
+
+    from sitegen.pages import mkdocs
+
+    publishable_campaign(tmp_path / "data")
+    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+    before = tree_bytes(tmp_path / "site")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(mkdocs.shutil, "copytree", full)
+    code = main(
+        [
+            "build",
+            "--data",
+            str(tmp_path / "data"),
+            "--site",
+            str(tmp_path / "site"),
+            "--project",
+            str(PROJECT),
+            "--version",
+            "v2",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "No space left on device" in err, err
+    assert tree_bytes(tmp_path / "site") == before
+
+
+def test_a_killed_builds_scratch_folder_is_removed_by_the_next_build(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    abandoned = tmp_path / "tmp" / f"sitegen-build-{gone}-abc123"
+    (abandoned / "downloads").mkdir(parents=True)
+    ours = tmp_path / "tmp" / f"sitegen-build-{os.getpid()}-live"
+    ours.mkdir()
+    publishable_campaign(tmp_path / "data")
+    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+    assert not abandoned.exists() and ours.exists()

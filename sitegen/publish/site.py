@@ -10,7 +10,7 @@ from typing import Literal
 
 from markupsafe import escape
 
-from sitegen.errors import ArchiveError
+from sitegen.errors import ArchiveError, StorageError
 from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, VersionBuild, render_version
 from sitegen.publish.archive import (
     PublishedVersion,
@@ -54,7 +54,10 @@ def publish_version(
     try:
         site = staging / "site"
         version_dir = site / VERSIONS_DIR / build.label
-        render_version(build, project_dir, staging, version_dir)
+        try:
+            render_version(build, project_dir, staging, version_dir)
+        except OSError as exc:  # a full disk while writing pages: one line, site untouched
+            raise StorageError.from_os_error(exc, "write the new version under", staging) from exc
         kill_point("after-render")
         shared = shared_assets(project_dir)
         version = PublishedVersion(
