@@ -13,7 +13,7 @@ import pytest
 
 from sitegen.build import build_site
 from sitegen.errors import DataError
-from sitegen.redact import RedactPolicy, Redactor
+from sitegen.redact import Redactor, RedactPolicy
 from tests.sitefixtures import publishable_campaign
 
 PROJECT = Path(__file__).resolve().parents[2]
