@@ -27,10 +27,7 @@ from sitegen.errors import DataError, Issue
 from sitegen.models import StrictModel
 from sitegen.plan.models import Plan
 from sitegen.records.campaign import Campaign
-from sitegen.records.models import TrialRecord
-
-FREE_TEXTS = ("failure_reason", "prompt", "text", "reasoning_text")
-"""Record fields of free text: addresses, paths and host names they quote are relabelled."""
+from sitegen.records.models import Provenance, TrialRecord
 
 HASH_DIGITS = 6
 """Hex digits of a default label (``host-3f2a9c``)."""
@@ -39,7 +36,8 @@ LOOPBACK = "localhost"
 """Label of a loopback host (``127.x``, ``::1``, ``localhost``): a server on the measuring
 machine stays recognisably local (memory figures depend on it); its port is labelled."""
 
-_HOME = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
+_HOME = re.compile(r"/home/[^/]+|/Users/[^/]+|/root")
+"""A home directory (its last component names a user)."""
 _URL = r"(?P<url>\bhttps?://(?P<netloc>[^\s/?#'\"<>`\\]+))"
 _NETLOC = r"(?P<ip>(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?(?![\w.]))|(?P<local>\blocalhost:\d+)"
 _ROUTE = r"(?:v\d+|api|chat|completions?|tokenize|props|health|slots|metrics)\b"
@@ -94,6 +92,7 @@ class Redactor:
         self._hosts: set[str] = set(self._declared)
         self._pattern = self._compile()
         self._known: re.Pattern[str] | None = None
+        self._provenances: dict[str, Provenance] = {}
 
     def _compile(self) -> re.Pattern[str]:
         named = "|".join(re.escape(h) for h in sorted(self._hosts, key=len, reverse=True))
@@ -108,8 +107,8 @@ class Redactor:
                 [
                     Issue(
                         "mkdocs.yml → redact",
-                        f"two different values share the label {label}; declare a label "
-                        "for one of them (redact.hosts)",
+                        f"two different values share the label {label} (a short hash "
+                        "collided); declare a label for the host (redact.hosts)",
                         "config",
                     )
                 ]
@@ -132,23 +131,28 @@ class Redactor:
 
     def netloc(self, netloc: str) -> str:
         """``host[:port]`` labelled: the host as ``host``, the port as a hash of both."""
-        host, colon, port = netloc.rpartition(":") if netloc.count(":") == 1 else (netloc, "", "")
-        bare = host.strip("[]")
+        head, colon, port = netloc.rpartition(":")
+        if not (colon and port.isdigit() and (head.endswith("]") or ":" not in head)):
+            head, port = netloc, ""
+        bare = head.strip("[]")
         local = bare == "localhost" or bare == "::1" or bare.startswith("127.")
         label = LOOPBACK if local else self.host(bare)
-        if colon:
+        if port:
             label += ":" + self._hash("port", netloc)
         return self._remember(netloc, label)
 
     def path(self, path: str) -> str:
         """An absolute path as ``dir-<hash>/<file name>`` (a home directory: ``home-<hash>``)."""
         trimmed = path.rstrip("/") or path
-        home = _HOME.match(trimmed)
-        if home and home.end() == len(trimmed):
-            return self._remember(path, self._hash("home", trimmed))
+        if _HOME.fullmatch(trimmed):
+            return self._remember(path, self._directory(trimmed))
         directory, _, name = trimmed.rpartition("/")
-        self._remember(directory, self._hash("dir", directory))
-        return self._remember(path, f"{self._hash('dir', directory)}/{name}")
+        return self._remember(path, f"{self._directory(directory)}/{name}")
+
+    def _directory(self, directory: str) -> str:
+        # A home directory's own label, wherever it appears: it names a user.
+        kind = "home" if _HOME.fullmatch(directory) else "dir"
+        return self._remember(directory, self._hash(kind, directory))
 
     def env(self, name: str, value: str | None) -> str | None:
         """An environment value, labelled unless kept (unset stays unset)."""
@@ -183,26 +187,37 @@ class Redactor:
 
     def record(self, record: TrialRecord) -> TrialRecord:
         """``record`` as published: pure, the record itself is not changed."""
-        provenance = record.provenance
-        host = provenance.host.model_copy(update={"hostname": self.host(provenance.host.hostname)})
-        node = provenance.node and provenance.node.model_copy(
-            update={"hostname": self.host(provenance.node.hostname)}
-        )
-        redacted = provenance.model_copy(
-            update={
-                "host": host,
-                "node": node,
-                "flags": {k: self.scrub(v) for k, v in provenance.flags.items()},
-                "env": {k: self.env(k, v) for k, v in provenance.env.items()},
-                "engine": _map_strings(provenance.engine, self.scrub),
-            }
-        )
-        update: dict[str, Any] = {"provenance": redacted}
+        update: dict[str, Any] = {"provenance": self.provenance(record.provenance)}
         if record.failure_reason is not None:
             update["failure_reason"] = self.scrub(record.failure_reason)
         for name in ("prompt", "text", "reasoning_text"):
             update[name] = self.scrub_known(getattr(record, name))
-        return record.model_copy(update=update)
+        redacted = record.model_copy(update=update)
+        # The same fields are set: share the set as the lean records do (2 KB a record).
+        object.__setattr__(redacted, "__pydantic_fields_set__", record.__pydantic_fields_set__)
+        return redacted
+
+    def provenance(self, provenance: Provenance) -> Provenance:
+        """``provenance`` as published; one object for equal provenances, as the lean
+        records share them (a campaign's records mostly have the same)."""
+        key = provenance.model_dump_json()
+        if key not in self._provenances:
+            host = provenance.host.model_copy(
+                update={"hostname": self.host(provenance.host.hostname)}
+            )
+            node = provenance.node and provenance.node.model_copy(
+                update={"hostname": self.host(provenance.node.hostname)}
+            )
+            self._provenances[key] = provenance.model_copy(
+                update={
+                    "host": host,
+                    "node": node,
+                    "flags": {k: self.scrub(v) for k, v in provenance.flags.items()},
+                    "env": {k: self.env(k, v) for k, v in provenance.env.items()},
+                    "engine": _map_strings(provenance.engine, self.scrub),
+                }
+            )
+        return self._provenances[key]
 
     def plan(self, plan: Plan) -> Plan:
         """``plan`` as published: model sources and engine options relabelled."""
