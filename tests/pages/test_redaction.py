@@ -21,7 +21,7 @@ from sitegen.errors import DataError
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.plan.models import ConditionSpec, ModelSpec, Plan
 from sitegen.records.campaign import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE, read_campaigns
-from sitegen.records.models import Manifest, TrialRecord
+from sitegen.records.models import Manifest, NodeInfo, TrialRecord
 from sitegen.redact import Redactor, RedactPolicy, redact_campaign, redact_records
 from tests.conftest import make_plan
 from tests.recordfixtures import h100_provenance, make_record
@@ -342,3 +342,14 @@ def test_the_transform_is_pure(tmp_path):
     full = next(published.iter_full_records())
     assert full.provenance.host.hostname == published.records[0].provenance.host.hostname
     assert HOST in (directory / RECORDS_FILE).read_text()
+
+
+def test_a_ray_node_host_gets_the_label_of_the_same_host_anywhere():
+    raw = _record("gpu-host-1", "http://gpu-host-1:8080", MODEL_PATH)
+    node = NodeInfo(ray_node_id="ab" * 28, hostname="gpu-host-1")
+    raw = raw.model_copy(update={"provenance": raw.provenance.model_copy(update={"node": node})})
+    record = Redactor(RedactPolicy()).record(raw)
+    label = record.provenance.host.hostname
+    assert record.provenance.node.hostname == label
+    assert record.provenance.node.ray_node_id == node.ray_node_id
+    assert record.provenance.flags["base_url"].startswith(f"http://{label}:port-")
