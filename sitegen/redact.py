@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import field_validator
@@ -214,7 +214,6 @@ class Redactor:
                     "node": node,
                     "flags": {k: self.scrub(v) for k, v in provenance.flags.items()},
                     "env": {k: self.env(k, v) for k, v in provenance.env.items()},
-                    "engine": _map_strings(provenance.engine, self.scrub),
                 }
             )
         return self._provenances[key]
@@ -240,12 +239,6 @@ class Redactor:
         return plan.model_copy(update={"model": model, "conditions": conditions})
 
 
-def _map_strings(model: StrictModel, change: Any) -> Any:
-    return model.model_copy(
-        update={k: change(v) for k, v in model.__dict__.items() if isinstance(v, str)}
-    )
-
-
 def redact_records(records: Iterable[TrialRecord], redactor: Redactor) -> list[TrialRecord]:
     """The records as published (the transform every page and download sees)."""
     return [redactor.record(record) for record in records]
@@ -256,7 +249,7 @@ class RedactedCampaign(Campaign):
     """A campaign as published: its records and plan redacted, and so are the texts read
     back from ``records.jsonl`` (which stays as measured)."""
 
-    redactor: Redactor | None = None
+    redactor: Redactor = field(kw_only=True)
 
     def full_record(self, index: int) -> TrialRecord:
         return self.redactor.record(super().full_record(index))
