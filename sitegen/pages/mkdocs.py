@@ -114,8 +114,9 @@ class Branding(StrictModel):
 
 
 class SiteSettings(StrictModel):
-    """What a project's ``mkdocs.yml`` may set: where the site lives and its branding.
-    The site name comes from the catalog (``site.name``); everything else is the build's."""
+    """What a project's ``mkdocs.yml`` may set: where the site lives, its branding and the
+    labels of redacted values. The site name comes from the catalog (``site.name``);
+    everything else is the build's."""
 
     site_url: HttpUrl | None = None
     """The address the site is published at (each version gets ``v/<label>/`` appended)."""
