@@ -33,6 +33,7 @@ from sitegen.publish.marker import BuildMarker, read_build_marker
 from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import CAMPAIGNS_DIR, Campaign, read_campaigns
+from sitegen.redact import Redactor, redact_campaign
 from sitegen.statistics.comparison import (
     NOTHING_TO_COMPARE,
     ComparisonSpec,
@@ -101,8 +102,11 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
         issues.append(Issue(str(data_dir), "every campaign is marked publish: false", "data"))
     if issues:
         raise DataError(issues)
-    read_site_settings(project_dir)
+    settings = read_site_settings(project_dir)
     check_overrides(project_dir)
+    # Once, before anything is computed: every page and download sees only labels.
+    redactor = Redactor(settings.redact)
+    campaigns = [redact_campaign(campaign, redactor) for campaign in campaigns]
     catalogs = load_catalogs(project_dir / "theme")
     reports = [make_report(campaign) for campaign in campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)

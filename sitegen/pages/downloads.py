@@ -1,5 +1,6 @@
-"""Downloadable data of a report: the records as measured (``records.jsonl.gz``, with
-full texts, beside the plan and the campaign's signed manifest), CSV and Parquet per table,
+"""Downloadable data of a report: the records as measured and redacted
+(``records.jsonl.gz``, with full texts, beside the plan and the campaign's manifest, which
+signs the raw files in ``data/``), CSV and Parquet per table,
 ``SHA256SUMS``, and the answer browser's pages. Bytes are produced deterministically.
 
 Files that grow with the records are streamed into a scratch directory, never held in
@@ -19,6 +20,7 @@ import gzip
 import hashlib
 import io
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +29,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sitegen.pages.safe_json import script_json
-from sitegen.records.campaign import MANIFEST_FILE, PLAN_FILE
+from sitegen.plan.io import canonical_plan_json
+from sitegen.records.campaign import MANIFEST_FILE
+from sitegen.records.models import TrialRecord
 from sitegen.statistics.report import Report
 
 ANSWERS_PAGE_SIZE = 50
@@ -129,16 +133,15 @@ def _parquet(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def _gzip_file(source: Path, target: Path) -> None:
-    """``source`` gzip-compressed into ``target`` in blocks, with no name or time in the
-    header (same bytes, same archive)."""
+def _gzip_records(records: Iterable[TrialRecord], target: Path) -> None:
+    """``records`` as JSON lines gzip-compressed into ``target`` one at a time, with no
+    name or time in the header (same records, same archive)."""
     with (
-        source.open("rb") as raw,
         target.open("wb") as out,
         gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as packed,
     ):
-        while block := raw.read(1 << 20):
-            packed.write(block)
+        for record in records:
+            packed.write((record.model_dump_json() + "\n").encode("utf-8"))
 
 
 QUALITY_TABLES = (
@@ -188,13 +191,14 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
     written into ``scratch``."""
     campaign = report.campaign
     scratch.mkdir(parents=True, exist_ok=True)
-    _gzip_file(campaign.records_path, scratch / "records.jsonl.gz")
+    # From the records and plan as published (redacted), not the files in data/.
+    _gzip_records(campaign.iter_full_records(), scratch / "records.jsonl.gz")
     files = [
         DownloadFile.from_file(
             "records.jsonl.gz", "jsonl.gz", "records", scratch / "records.jsonl.gz"
         ),
         DownloadFile.from_bytes(
-            "plan.json", "json", "plan", (campaign.directory / PLAN_FILE).read_bytes()
+            "plan.json", "json", "plan", canonical_plan_json(campaign.plan).encode("utf-8")
         ),
     ]
     manifest = campaign.directory / MANIFEST_FILE

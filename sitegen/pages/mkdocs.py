@@ -22,6 +22,7 @@ from sitegen.errors import BuildError, DataError, Issue, one_line
 from sitegen.models import StrictModel
 from sitegen.pages.i18n import LANGUAGES, SHIPPED_THEME, Catalog
 from sitegen.pages.render import report_pages
+from sitegen.redact import RedactPolicy
 from sitegen.site_layout import (
     CHANGELOG_PAGE,
     LATEST_ALIAS,
@@ -113,8 +114,9 @@ class Branding(StrictModel):
 
 
 class SiteSettings(StrictModel):
-    """What a project's ``mkdocs.yml`` may set: where the site lives and its branding.
-    The site name comes from the catalog (``site.name``); everything else is the build's."""
+    """What a project's ``mkdocs.yml`` may set: where the site lives, its branding and the
+    labels of redacted values. The site name comes from the catalog (``site.name``);
+    everything else is the build's."""
 
     site_url: HttpUrl | None = None
     """The address the site is published at (each version gets ``v/<label>/`` appended)."""
@@ -130,6 +132,9 @@ class SiteSettings(StrictModel):
     """The repository's name as shown."""
     extra: Branding = Branding()
     """Footer links."""
+    redact: RedactPolicy = RedactPolicy()
+    """Labels for host names, server addresses, paths and environment values of the
+    measuring machine (published records and pages show labels, never the values)."""
 
 
 def read_site_settings(project_dir: Path) -> SiteSettings:
@@ -216,8 +221,9 @@ def site_config(
     """The project's ``mkdocs.yml`` with paths, navigation and version settings filled in."""
     settings = read_site_settings(project_dir)
     check_overrides(project_dir)
+    # The redaction policy is the build's input, not mkdocs's.
     config = copy.deepcopy(BUILD_CONFIG) | settings.model_dump(
-        mode="json", exclude_none=True, exclude={"extra"}
+        mode="json", exclude_none=True, exclude={"extra", "redact"}
     )
     config["extra"] |= settings.extra.model_dump(mode="json")
     catalogs = build.catalogs

@@ -13,6 +13,7 @@ import pytest
 
 from sitegen.build import build_site
 from sitegen.errors import DataError
+from sitegen.redact import Redactor, RedactPolicy
 from tests.sitefixtures import publishable_campaign, report_address
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -60,12 +61,19 @@ def test_site_pages_in_both_languages_with_downloads(built):
     for line in sums:
         digest, name = line.split("  ")
         assert hashlib.sha256((downloads / name).read_bytes()).hexdigest() == digest
-    # The records as measured: their SHA-256 after decompression is the manifest's.
+    # The records as measured and redacted: the same records, the host as a label; the
+    # manifest signs the raw file, which the build left as it was.
     manifest = json.loads((downloads / "manifest.json").read_text())
     signed = next(a for a in manifest["artifacts"] if a["path"] == "records.jsonl")
-    unpacked = gzip.decompress((downloads / "records.jsonl.gz").read_bytes())
-    assert hashlib.sha256(unpacked).hexdigest() == signed["sha256"]
-    assert unpacked == records_path.read_bytes()
+    assert hashlib.sha256(records_path.read_bytes()).hexdigest() == signed["sha256"]
+    raw = [json.loads(line) for line in records_path.read_text().splitlines()]
+    unpacked = gzip.decompress((downloads / "records.jsonl.gz").read_bytes()).decode()
+    published = [json.loads(line) for line in unpacked.splitlines()]
+    assert [r["trial_id"] for r in published] == [r["trial_id"] for r in raw]
+    assert [r["text"] for r in published] == [r["text"] for r in raw]
+    assert {r["provenance"]["host"]["hostname"] for r in published} == {
+        Redactor(RedactPolicy()).host(raw[0]["provenance"]["host"]["hostname"])
+    }
     en_data = (site / "en" / "reports" / slug / "data" / "index.html").read_text(encoding="utf-8")
     assert f'href="../../../../reports/{slug}/downloads/records.jsonl.gz"' in en_data
     assert (

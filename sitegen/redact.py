@@ -1,0 +1,268 @@
+"""Redaction: what locates the measuring machine is published as labels.
+
+Host names (the provenance host, Ray nodes), server addresses (``base_url`` hosts and
+ports, in flags, engine options and free text), absolute paths (reduced to a label of
+their directory and the file name), home directories (``/home/<user>``, ``/Users/<user>``,
+``/root``) and environment values (``provenance.env``, but those kept) become labels: the
+one the project declares (``mkdocs.yml`` → ``redact``) or a short hash of the value
+(``host-3f2a9c``). A hash is the same in every build and every campaign, so equal values
+stay equal and different values stay different, and comparisons keep their meaning.
+
+The build applies ``redact_campaign`` once, right after validation: statistics, pages
+and downloads see only redacted records and plans; the files in ``data/`` are never
+changed (validation and signatures run on them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import field_validator
+
+from sitegen.errors import DataError, Issue
+from sitegen.models import StrictModel
+from sitegen.plan.models import Plan
+from sitegen.records.campaign import Campaign
+from sitegen.records.models import Provenance, TrialRecord
+
+HASH_DIGITS = 6
+"""Hex digits of a default label (``host-3f2a9c``)."""
+
+LOOPBACK = "localhost"
+"""Label of a loopback host (``127.x``, ``::1``, ``localhost``): a server on the measuring
+machine stays recognisably local (memory figures depend on it); its port is labelled."""
+
+_HOME = re.compile(r"/home/[^/]+|/Users/[^/]+|/root")
+"""A home directory (its last component names a user)."""
+_URL = r"(?P<url>\bhttps?://(?P<netloc>[^\s/?#'\"<>`\\]+))"
+_NETLOC = r"(?P<ip>(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?(?![\w.]))|(?P<local>\blocalhost:\d+)"
+_ROUTE = r"(?:v\d+|api|chat|completions?|tokenize|props|health|slots|metrics)\b"
+"""First components of an HTTP server's routes (``/v1/chat/completions``): not paths of
+the machine, kept as they are."""
+_PATH = rf"(?P<path>(?<![\w/.:~-])(?!/{_ROUTE})(?:/(?:[\w.@+~-]+/)+[\w.@+~-]*|/root\b))"
+
+
+class EnvPolicy(StrictModel):
+    """How ``provenance.env`` values are published."""
+
+    keep: list[str] = ["CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "OMP_NUM_THREADS"]
+    """Variables whose values are published as recorded (device selection, thread counts);
+    every other variable's value is published as a label. Replaces the default list."""
+
+
+class RedactPolicy(StrictModel):
+    """The ``redact`` section of a project's ``mkdocs.yml``: labels declared for values
+    that would locate the measuring machine; anything not declared gets a hash label."""
+
+    hosts: dict[str, str] = {}
+    """Host name → label, e.g. ``gpu-node-7: node A``: the provenance host, Ray node hosts
+    and the host of a ``base_url``. Labels must differ from one another."""
+    env: EnvPolicy = EnvPolicy()
+    """Environment variables published as recorded."""
+
+    @field_validator("hosts")
+    @classmethod
+    def _labels_distinct(cls, hosts: dict[str, str]) -> dict[str, str]:
+        # Two hosts under one label would make different machines look equal.
+        seen: dict[str, str] = {}
+        for host, label in hosts.items():
+            if not label.strip():
+                raise ValueError(f"the label of {host!r} is empty")
+            if label in seen:
+                raise ValueError(f"{seen[label]!r} and {host!r} share the label {label!r}")
+            seen[label] = host
+        return hosts
+
+
+class Redactor:
+    """Labels values consistently: one instance for a whole build."""
+
+    def __init__(self, policy: RedactPolicy) -> None:
+        self.policy = policy
+        self._declared = dict(policy.hosts)
+        self._owners: dict[str, str] = {}
+        """Hash label → the value it stands for (two values under one label are refused)."""
+        self._seen: dict[str, str] = {}
+        """Every value relabelled so far → its label: the exact strings that free texts
+        without the generic patterns (answers, prompts) are cleaned of."""
+        self._hosts: set[str] = set(self._declared)
+        self._pattern = self._compile()
+        self._known: re.Pattern[str] | None = None
+        self._provenances: dict[str, Provenance] = {}
+
+    def _compile(self) -> re.Pattern[str]:
+        named = "|".join(re.escape(h) for h in sorted(self._hosts, key=len, reverse=True))
+        host = rf"(?P<host>(?<![\w.-])(?:{named or '(?!)'})(?![\w-]))"
+        return re.compile("|".join((_URL, _NETLOC, host, _PATH)))
+
+    def _hash(self, kind: str, value: str) -> str:
+        label = f"{kind}-{hashlib.sha256(value.encode()).hexdigest()[:HASH_DIGITS]}"
+        owner = self._owners.setdefault(label, value)
+        if owner != value:
+            raise DataError(
+                [
+                    Issue(
+                        "mkdocs.yml → redact",
+                        f"two different values share the label {label} (a short hash "
+                        "collided); declare a label for the host (redact.hosts)",
+                        "config",
+                    )
+                ]
+            )
+        return label
+
+    def _remember(self, value: str, label: str) -> str:
+        if value not in self._seen:
+            self._seen[value] = label
+            self._known = None
+        return label
+
+    def host(self, name: str) -> str:
+        """The label of a host name."""
+        if name not in self._hosts:
+            # Free text quoting this host from now on is relabelled too.
+            self._hosts.add(name)
+            self._pattern = self._compile()
+        return self._remember(name, self._declared.get(name) or self._hash("host", name))
+
+    def netloc(self, netloc: str) -> str:
+        """``host[:port]`` labelled: the host as ``host``, the port as a hash of both."""
+        head, colon, port = netloc.rpartition(":")
+        if not (colon and port.isdigit() and (head.endswith("]") or ":" not in head)):
+            head, port = netloc, ""
+        bare = head.strip("[]")
+        local = bare == "localhost" or bare == "::1" or bare.startswith("127.")
+        label = LOOPBACK if local else self.host(bare)
+        if port:
+            label += ":" + self._hash("port", netloc)
+        return self._remember(netloc, label)
+
+    def path(self, path: str) -> str:
+        """An absolute path as ``dir-<hash>/<file name>`` (a home directory: ``home-<hash>``)."""
+        trimmed = path.rstrip("/") or path
+        if _HOME.fullmatch(trimmed):
+            return self._remember(path, self._directory(trimmed))
+        directory, _, name = trimmed.rpartition("/")
+        return self._remember(path, f"{self._directory(directory)}/{name}")
+
+    def _directory(self, directory: str) -> str:
+        # A home directory's own label, wherever it appears: it names a user.
+        kind = "home" if _HOME.fullmatch(directory) else "dir"
+        return self._remember(directory, self._hash(kind, directory))
+
+    def env(self, name: str, value: str | None) -> str | None:
+        """An environment value, labelled unless kept (unset stays unset)."""
+        if value is None or name in self.policy.env.keep:
+            return value
+        return self._hash("env", f"{name}={value}")
+
+    def scrub(self, text: str) -> str:
+        """Free text with every address, known host name and absolute path relabelled."""
+        return self._pattern.sub(self._replace, text)
+
+    def _replace(self, match: re.Match[str]) -> str:
+        if match["url"]:
+            return match["url"].replace(match["netloc"], self.netloc(match["netloc"]), 1)
+        if match["ip"] or match["local"]:
+            return self.netloc(match.group())
+        if match["host"]:
+            return self.host(match["host"])
+        return self.path(match["path"])
+
+    def scrub_known(self, text: str) -> str:
+        """Text written by a plan author or a model: only the values already relabelled
+        (and addresses) are replaced, not every path-like string of an answer."""
+        if not text:
+            return text
+        text = re.sub(_URL, self._replace, text)
+        if self._known is None:
+            known = sorted(self._seen, key=len, reverse=True)
+            pattern = "|".join(re.escape(v) for v in known) or "(?!)"
+            self._known = re.compile(rf"(?<![\w.-])(?:{pattern})(?![\w-])")
+        return self._known.sub(lambda m: self._seen[m[0]], text)
+
+    def record(self, record: TrialRecord) -> TrialRecord:
+        """``record`` as published: pure, the record itself is not changed."""
+        update: dict[str, Any] = {"provenance": self.provenance(record.provenance)}
+        if record.failure_reason is not None:
+            update["failure_reason"] = self.scrub(record.failure_reason)
+        for name in ("prompt", "text", "reasoning_text"):
+            update[name] = self.scrub_known(getattr(record, name))
+        redacted = record.model_copy(update=update)
+        # The same fields are set: share the set as the lean records do (2 KB a record).
+        object.__setattr__(redacted, "__pydantic_fields_set__", record.__pydantic_fields_set__)
+        return redacted
+
+    def provenance(self, provenance: Provenance) -> Provenance:
+        """``provenance`` as published; one object for equal provenances, as the lean
+        records share them (a campaign's records mostly have the same)."""
+        key = provenance.model_dump_json()
+        if key not in self._provenances:
+            host = provenance.host.model_copy(
+                update={"hostname": self.host(provenance.host.hostname)}
+            )
+            node = provenance.node and provenance.node.model_copy(
+                update={"hostname": self.host(provenance.node.hostname)}
+            )
+            self._provenances[key] = provenance.model_copy(
+                update={
+                    "host": host,
+                    "node": node,
+                    "flags": {k: self.scrub(v) for k, v in provenance.flags.items()},
+                    "env": {k: self.env(k, v) for k, v in provenance.env.items()},
+                }
+            )
+        return self._provenances[key]
+
+    def plan(self, plan: Plan) -> Plan:
+        """``plan`` as published: model sources and engine options relabelled."""
+        model = plan.model.model_copy(update={"source": self.scrub(plan.model.source)})
+        conditions = [
+            condition.model_copy(
+                update={
+                    "engine_options": {
+                        k: self.scrub(v) if isinstance(v, str) else v
+                        for k, v in condition.engine_options.items()
+                    },
+                    "model": condition.model
+                    and condition.model.model_copy(
+                        update={"source": self.scrub(condition.model.source)}
+                    ),
+                }
+            )
+            for condition in plan.conditions
+        ]
+        return plan.model_copy(update={"model": model, "conditions": conditions})
+
+
+def redact_records(records: Iterable[TrialRecord], redactor: Redactor) -> list[TrialRecord]:
+    """The records as published (the transform every page and download sees)."""
+    return [redactor.record(record) for record in records]
+
+
+@dataclass(frozen=True)
+class RedactedCampaign(Campaign):
+    """A campaign as published: its records and plan redacted, and so are the texts read
+    back from ``records.jsonl`` (which stays as measured)."""
+
+    redactor: Redactor = field(kw_only=True)
+
+    def full_record(self, index: int) -> TrialRecord:
+        return self.redactor.record(super().full_record(index))
+
+    def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
+        return (self.redactor.record(r) for r in super().iter_full_records(indices))
+
+
+def redact_campaign(campaign: Campaign, redactor: Redactor) -> RedactedCampaign:
+    """``campaign`` as published; the campaign read from ``data/`` is not changed."""
+    fields = {name: getattr(campaign, name) for name in campaign.__dataclass_fields__}
+    fields |= {
+        "plan": redactor.plan(campaign.plan),
+        "records": redact_records(campaign.records, redactor),
+    }
+    return RedactedCampaign(**fields, redactor=redactor)
