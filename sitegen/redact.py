@@ -174,13 +174,15 @@ class Redactor:
         return self.path(match["path"])
 
     def scrub_known(self, text: str) -> str:
-        """Text written by a plan author or a model: only the values already relabelled
-        (and addresses) are replaced, not every path-like string of an answer."""
+        """Text written by a plan author or a model: only addresses and the paths and
+        addresses already relabelled are replaced, not every path-like string of an
+        answer, and never a bare word (a host named ``vm`` must not change an answer
+        that says "vm", whose score is computed from this text)."""
         if not text:
             return text
         text = re.sub(_URL, self._replace, text)
         if self._known is None:
-            known = sorted(self._seen, key=len, reverse=True)
+            known = sorted((v for v in self._seen if "/" in v or ":" in v), key=len, reverse=True)
             pattern = "|".join(re.escape(v) for v in known) or "(?!)"
             self._known = re.compile(rf"(?<![\w.-])(?:{pattern})(?![\w-])")
         return self._known.sub(lambda m: self._seen[m[0]], text)

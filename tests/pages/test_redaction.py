@@ -30,6 +30,7 @@ from tests.sitefixtures import (
     copy_project,
     publishable_campaign,
     read_records,
+    report_address,
     write_records,
 )
 
@@ -193,7 +194,7 @@ def test_the_raw_campaign_is_left_as_measured(machine_site):
 
 def test_the_published_records_carry_labels_and_file_names(machine_site):
     root, directory, _ = machine_site
-    downloads = root / "site" / "v" / "test" / "reports" / directory.name / "downloads"
+    downloads = root / "site" / "v" / "test" / "reports" / report_address(directory) / "downloads"
     lines = gzip.decompress((downloads / "records.jsonl.gz").read_bytes()).decode()
     records = [TrialRecord.model_validate_json(line) for line in lines.splitlines()]
     assert len(records) == len(read_records(directory / RECORDS_FILE))
@@ -353,3 +354,17 @@ def test_a_ray_node_host_gets_the_label_of_the_same_host_anywhere():
     assert record.provenance.node.hostname == label
     assert record.provenance.node.ray_node_id == node.ray_node_id
     assert record.provenance.flags["base_url"].startswith(f"http://{label}:port-")
+
+
+def test_an_answer_keeps_its_words_when_a_host_shares_them():
+    """Scores are computed from the published answer: a host called ``vm`` or ``gpu`` must
+    not change an answer that says "vm" or "gpu"; addresses in it are still labelled."""
+    redactor = Redactor(RedactPolicy())
+    record = _record("vm", BASE_URL, MODEL_PATH).model_copy(
+        update={"text": f"Answer: run it on a vm with a gpu, or ask {BASE_URL}/v1/models"}
+    )
+    published = redactor.record(record)
+    assert published.provenance.host.hostname != "vm"
+    assert published.text.startswith(
+        "Answer: run it on a vm with a gpu, or ask http://localhost:port-"
+    )
