@@ -132,12 +132,9 @@ class EmbeddedLlamaCpp(Engine):
             raise MissingDependency(
                 "xllamacpp", "engine llamacpp-embedded", "pip install xllamacpp"
             ) from None
-        resolve_model_path(plan.model_for(condition).source)
         spec = condition.speculative
         if spec.mode == "draft" and not spec.draft_model:
             raise ConfigError("speculative mode 'draft' needs speculative.draft_model")
-        if spec.draft_model:
-            resolve_model_path(spec.draft_model)
         if spec.mode != "off":
             name = f"COMMON_SPECULATIVE_TYPE_{_SPEC_TYPES[spec.mode]}"
             if not hasattr(xllamacpp.common_speculative_type, name):
@@ -145,6 +142,9 @@ class EmbeddedLlamaCpp(Engine):
                     f"xllamacpp {xllamacpp.__version__} has no speculative mode "
                     f"'{spec.mode}': upgrade xllamacpp or choose another mode"
                 )
+        resolve_model_path(plan.model_for(condition).source)
+        if spec.draft_model:
+            resolve_model_path(spec.draft_model)
 
     def _configure_flags(self) -> dict[str, str]:
         condition = self.condition
