@@ -45,10 +45,10 @@ exit status:
   {EXIT_MEASURE_INCOMPLETE}    some planned trials failed or are still pending; run the same
        command again to retry them (with --fleet also: a campaign's node was lost)
   {EXIT_MEASURE_REFUSED}    refused or stopped by the printed error: invalid plan or engine
-       options, a failed preflight (nothing created), a fleet campaign whose resources no Ray node has (nothing run),
-       the campaign held by another measure, files that do not match the
-       campaign's manifest.json, a file that cannot be read or written (nothing
-       recorded is lost)
+       options, a failed preflight (nothing created), a fleet campaign whose
+       resources no Ray node has (nothing run), the campaign held by another
+       measure, files that do not match the campaign's manifest.json, a file
+       that cannot be read or written (nothing recorded is lost)
   {EXIT_INTERRUPTED}  interrupted; run the same command again to resume
 """
 
@@ -305,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         "--fleet",
         type=Path,
         help="fleet plan: campaigns run on the nodes of a Ray cluster (pip install "
-        "'sitegen[fleet]'), their records appended here",
+        "'sitegen[fleet]'), their records appended here; without preflight (each node's "
+        "engine failures are records)",
     )
     measure.add_argument(
         "--address",

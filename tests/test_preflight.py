@@ -7,6 +7,7 @@ The HTTP cases run against a stub llama-server on 127.0.0.1 (``/health``, ``/pro
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -23,6 +24,7 @@ from sitegen.engine import server as server_module
 from sitegen.engine.fake import FakeEngine
 from sitegen.plan.io import canonical_plan_json
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+from sitegen.progress import MeasureDisplay
 from tests.conftest import make_plan
 
 MODEL = ModelSpec(name="stub-model", source="/nowhere/stub-model.gguf", quantization="Q4")
@@ -239,3 +241,35 @@ def test_passing_preflight_measures_with_the_engines_it_constructed(tmp_path, ca
     assert measure(tmp_path, make_plan()) == 0
     assert "14 trial(s) run, 0 already recorded, 0 failed" in capsys.readouterr().out
     assert constructed == ["off", "on"]  # by preflight, kept for the run
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_waiting_line_live_on_a_terminal_every_ten_seconds_elsewhere():
+    url = "http://127.0.0.1:8080"
+    plain = io.StringIO()
+    with MeasureDisplay(plain).preflight("p") as waiting:
+        for waited in (0.0, 0.25, 9.9, 10.1, 12.0):
+            waiting(url, waited, 300.0)
+    assert plain.getvalue().splitlines() == [
+        f"p: waiting for {url} (0 s of 300 s)",
+        f"p: waiting for {url} (10 s of 300 s)",
+    ]
+    terminal = _Terminal()
+    with MeasureDisplay(terminal).preflight("p") as waiting:
+        waiting(url, 12.0, 300.0)
+    assert f"waiting for {url} (12 s of 300 s)" in terminal.getvalue()
+
+
+def test_help_and_fleet_say_what_preflight_covers(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["measure", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Preflight comes first" in out and "--fleet runs skip preflight" in out
+    assert "--dry-run" in out and "a failed preflight (nothing created)" in out
+    fleet = ["measure", "--fleet", str(tmp_path / "f.yaml"), "--dry-run"]
+    assert main(fleet) == 2
+    assert "a fleet has no preflight" in capsys.readouterr().err
