@@ -273,3 +273,13 @@ def test_help_and_fleet_say_what_preflight_covers(tmp_path, capsys):
     fleet = ["measure", "--fleet", str(tmp_path / "f.yaml"), "--dry-run"]
     assert main(fleet) == 2
     assert "a fleet has no preflight" in capsys.readouterr().err
+
+
+def test_exllamav3_is_checked_without_loading(tmp_path, capsys, monkeypatch):
+    from sitegen.engine import exllamav3
+
+    monkeypatch.setattr(exllamav3.importlib.util, "find_spec", lambda name: None)
+    assert measure(tmp_path, make_plan(engine="exllamav3"), "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert "condition 'off': engine exllamav3 needs the package 'exllamav3'" in err
+    assert not (tmp_path / "data").exists()
