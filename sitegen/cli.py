@@ -23,6 +23,16 @@ EXIT_MEASURE_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130
 
 MEASURE_EPILOG = f"""\
+Preflight comes first: every condition's engine is checked before anything is created
+under --data. A server must answer (nothing listening is refused after a few seconds; a
+server that answers 503 while its model loads is waited for up to ready_timeout_s), serve
+the plan's model with the condition's context capacity and speculative mode, and have its
+memory readable (engine_options.memory_unavailable: true declares that it is not); every
+input plus its output cap must fit in the context. An in-process model is not loaded for
+this: its files and mode are checked, and the run's first load is the one measured. Each
+problem is one line naming the plan, the condition and the fix (exit 2). --fleet runs
+skip preflight.
+
 Every attempt is kept as a record. A planned trial whose latest attempt failed is tried
 again by the next run, as a new record (attempt 2, 3 ...); a trial with an ok record is
 never run again. A condition whose engine fails several trials in a row (will not load,
@@ -35,10 +45,10 @@ exit status:
   {EXIT_MEASURE_INCOMPLETE}    some planned trials failed or are still pending; run the same
        command again to retry them (with --fleet also: a campaign's node was lost)
   {EXIT_MEASURE_REFUSED}    refused or stopped by the printed error: invalid plan or engine
-       options, a fleet campaign whose resources no Ray node has (nothing run),
-       the campaign held by another measure, files that do not match the
-       campaign's manifest.json, a file that cannot be read or written (nothing
-       recorded is lost)
+       options, a failed preflight (nothing created), a fleet campaign whose
+       resources no Ray node has (nothing run), the campaign held by another
+       measure, files that do not match the campaign's manifest.json, a file
+       that cannot be read or written (nothing recorded is lost)
   {EXIT_INTERRUPTED}  interrupted; run the same command again to resume
 """
 
@@ -74,10 +84,13 @@ def _print_result(result, elapsed_s: float | None) -> None:
 
 def _measure(args: argparse.Namespace) -> int:
     if args.fleet:
+        if args.dry_run:
+            raise ConfigError("--dry-run checks a --plan or the demo; a fleet has no preflight")
         return _measure_fleet(args)
     from sitegen.measure import run_campaign
     from sitegen.plan.demo import DEMO_PLANS
     from sitegen.plan.io import load_plan
+    from sitegen.preflight import preflight, trial_summary
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
@@ -85,20 +98,59 @@ def _measure(args: argparse.Namespace) -> int:
 
     plans = [load_plan(args.plan)] if args.plan else DEMO_PLANS
     display = MeasureDisplay()
-    code = EXIT_OK
-    for plan in plans:
-        started = time.monotonic()
-        with display.campaign(plan.name) as shown:
-            result = run_campaign(plan, args.data, progress=shown.trial, phase=shown.phase)
-        _print_result(result, time.monotonic() - started)
-        if result.incomplete:
-            print(
-                f"{result.incomplete} planned trial(s) of {result.directory.name} have no ok "
-                "record (failed or pending); run the same command again to retry them",
-                file=sys.stderr,
-            )
-            code = EXIT_MEASURE_INCOMPLETE
-    return code
+    checks = []
+    try:
+        # Every plan is checked before any campaign directory is created.
+        for plan in plans:
+            if args.dry_run:
+                print("\n".join(trial_summary(plan)))
+            with display.preflight(plan.name) as waiting:
+                checks.append(preflight(plan, on_wait=waiting))
+        refused = _print_preflight(checks, args.dry_run)
+        if refused or args.dry_run:
+            return EXIT_MEASURE_REFUSED if refused else EXIT_OK
+        code = EXIT_OK
+        for check in checks:
+            plan = check.plan
+            started = time.monotonic()
+            with display.campaign(plan.name) as shown:
+                result = run_campaign(
+                    plan, args.data, progress=shown.trial, phase=shown.phase, engines=check.engines
+                )
+            _print_result(result, time.monotonic() - started)
+            if result.incomplete:
+                print(
+                    f"{result.incomplete} planned trial(s) of {result.directory.name} have no "
+                    "ok record (failed or pending); run the same command again to retry them",
+                    file=sys.stderr,
+                )
+                code = EXIT_MEASURE_INCOMPLETE
+        return code
+    finally:
+        for check in checks:
+            check.close()
+
+
+def _print_preflight(checks, dry_run: bool) -> bool:
+    """Each check's warnings and problems, one line each on stderr; whether any failed."""
+    refused = False
+    for check in checks:
+        name = check.plan.name
+        for warning in check.warnings:
+            print(f"warning: plan {name}: {warning}", file=sys.stderr)
+        for problem in check.problems:
+            print(f"error: plan {name}: {problem}", file=sys.stderr)
+        refused = refused or bool(check.problems)
+        if dry_run:
+            verdict = f"refused ({len(check.problems)} problem(s))" if check.problems else "passed"
+            print(f"preflight of plan {name}: {verdict}")
+    if refused:
+        print(
+            "error: preflight refused the measurement; nothing was created. Fix the lines "
+            "above and run again (--dry-run checks without measuring)",
+            file=sys.stderr,
+        )
+    return refused
 
 
 def _measure_fleet(args: argparse.Namespace) -> int:
@@ -253,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         "--fleet",
         type=Path,
         help="fleet plan: campaigns run on the nodes of a Ray cluster (pip install "
-        "'sitegen[fleet]'), their records appended here",
+        "'sitegen[fleet]'), their records appended here; without preflight (each node's "
+        "engine failures are records)",
     )
     measure.add_argument(
         "--address",
@@ -261,6 +314,13 @@ def main(argv: list[str] | None = None) -> int:
         "Ray instance on this machine)",
     )
     measure.add_argument("--data", type=Path, default=Path("data"), help="data directory")
+    measure.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the planned trials (per condition and input, run order, seeds) and the "
+        "preflight result, then stop: nothing is measured or created (exit 0 when preflight "
+        "passes, else 2)",
+    )
     measure.set_defaults(func=_measure)
 
     build = commands.add_parser("build", help="validate records and render the site")

@@ -105,17 +105,23 @@ how long at most), ``warm-up``, ``measuring``, ``stopped`` (detail: why)."""
 
 
 def run_campaign(
-    plan: Plan, data_dir: Path, progress: Progress | None = None, phase: Phase | None = None
+    plan: Plan,
+    data_dir: Path,
+    progress: Progress | None = None,
+    phase: Phase | None = None,
+    engines: dict[str, Engine] | None = None,
 ) -> CampaignResult:
     """Attempt every planned trial without an ok record, appending one record per attempt.
 
     Nothing is created on disk for an invalid plan or engine option. The campaign is
     locked for the whole run and checked against its manifest before anything is appended
-    (``LockedError``, ``IntegrityError``)."""
+    (``LockedError``, ``IntegrityError``). ``engines``: engines already constructed by
+    preflight (condition id → engine), used instead of loading them again and closed by
+    the run."""
     validate_engine_options(plan)
     engine_class = get_engine_class(plan.engine)
     with CampaignStore.open(data_dir / CAMPAIGNS_DIR, plan) as store:
-        result = _run(plan, store, engine_class, progress, phase=phase)
+        result = _run(plan, store, engine_class, progress, phase=phase, engines=engines)
         store.sign()  # covers what the engine logged after the last record
     return result
 
@@ -127,6 +133,7 @@ def _run(
     progress: Progress | None,
     node: NodeInfo | None = None,
     phase: Phase | None = None,
+    engines: dict[str, Engine] | None = None,
 ) -> CampaignResult:
     """``node``: the Ray node of a fleet run, recorded in every record's provenance."""
     latest = store.latest_attempts()
@@ -141,7 +148,7 @@ def _run(
     stopped_ids: set[str] = set()
     rounds = planned_rounds(planned)
     with native_output_to(store.engine_log_path):
-        runner = _Runner(plan, store, engine_class, node, phase)
+        runner = _Runner(plan, store, engine_class, node, phase, engines)
         try:
             for position, needed in group_rounds(queue):
                 condition_id = needed[0].condition_id
@@ -302,6 +309,7 @@ class _Runner:
         engine_class: type[Engine],
         node: NodeInfo | None = None,
         phase: Phase | None = None,
+        engines: dict[str, Engine] | None = None,
     ) -> None:
         self.plan = plan
         self.node = node
@@ -310,8 +318,8 @@ class _Runner:
         """The phase each condition was last reported in (reported once per change)."""
         self.store = store
         self.engine_class = engine_class
-        self.engines: dict[str, Engine] = {}
-        self.descriptions: dict[str, EngineDescription] = {}
+        self.engines: dict[str, Engine] = dict(engines or {})
+        self.descriptions = {cid: engine.describe() for cid, engine in self.engines.items()}
         self.prompts: dict[str, str] = {}
         self.host = _host_info()
         self.env = {name: os.environ.get(name) for name in plan.record_env}

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -27,9 +28,16 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.status import Status
 from rich.text import Text
 
 from sitegen.records.models import TrialRecord
+
+if TYPE_CHECKING:
+    from sitegen.engine.server import WaitReport
+
+WAIT_LINE_EVERY_S = 10
+"""Seconds between the plain lines about a server waited for (not on a terminal)."""
 
 
 def _rate(record: TrialRecord) -> str:
@@ -107,6 +115,31 @@ class MeasureDisplay:
             campaign.task = self.progress.add_task(campaign.label, total=None, rate="", failures="")
             yield campaign
         self.progress = None
+
+    @contextmanager
+    def preflight(self, name: str) -> Iterator[WaitReport]:
+        """While one plan's preflight runs: a report of the servers waited for, shown as a
+        live status line on a terminal, elsewhere as a line every ``WAIT_LINE_EVERY_S``."""
+        status: Status | None = None
+        printed: dict[str, int] = {}
+
+        def waiting(url: str, waited_s: float, timeout_s: float) -> None:
+            nonlocal status
+            line = f"{name}: waiting for {url} ({waited_s:.0f} s of {timeout_s:g} s)"
+            if self.live:
+                if status is None:
+                    status = Status(line, console=Console(file=self.stream, stderr=True))
+                    status.start()
+                status.update(line)
+            elif printed.get(url, -1) < int(waited_s // WAIT_LINE_EVERY_S):
+                printed[url] = int(waited_s // WAIT_LINE_EVERY_S)
+                print(line, file=self.stream, flush=True)
+
+        try:
+            yield waiting
+        finally:
+            if status is not None:
+                status.stop()
 
     def phase(self, campaign: CampaignProgress, detail: str) -> None:
         if self.progress is not None and campaign.task is not None:

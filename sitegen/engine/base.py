@@ -11,13 +11,16 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
 from sitegen.engine.options import EngineOptions
 from sitegen.engine.registry import parse_engine_options
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo, Finish, ModelInfo
+
+if TYPE_CHECKING:
+    from sitegen.engine.server import WaitReport
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,15 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the model."""
+
+    @classmethod
+    def preflight(cls, plan: Plan, condition: ConditionSpec, on_wait: WaitReport) -> Engine | None:
+        """Checks before anything is created: raise a ``SitegenError`` for what is found
+        wrong. Returns the engine where constructing it loads nothing here (a server is
+        asked), so the run keeps it; ``None`` where the run's first load is the one to
+        measure (an in-process model is not loaded twice). ``on_wait`` is told while a
+        server is waited for."""
+        return None
 
 
 @dataclass(frozen=True)

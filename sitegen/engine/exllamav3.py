@@ -15,13 +15,14 @@ Options: ``ExLlamaV3Options`` (``sitegen.engine.options``), all recorded as flag
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sitegen.engine.base import (
     Engine,
@@ -38,6 +39,9 @@ from sitegen.engine.options import ExLlamaV3Options
 from sitegen.errors import ConfigError, EngineError, MissingDependency
 from sitegen.plan.models import ConditionSpec, Plan, SpeculativeSpec
 from sitegen.records.models import DeviceInfo, EngineInfo, Finish
+
+if TYPE_CHECKING:
+    from sitegen.engine.server import WaitReport
 
 PAGE_SIZE = 256
 """ExLlamaV3's cache page: the cache size must be a multiple of it."""
@@ -360,6 +364,17 @@ class ExLlamaV3(Engine):
 
     def memory_probes(self) -> list[MemoryProbe]:
         return nvml_probes() or [ProcessRssProbe(os.getpid())]
+
+    @classmethod
+    def preflight(cls, plan: Plan, condition: ConditionSpec, on_wait: WaitReport) -> None:
+        # Without loading: the package is there, the model files resolve, the mode is run.
+        if importlib.util.find_spec("exllamav3") is None:
+            raise MissingDependency(
+                "exllamav3", "engine exllamav3", "pip install exllamav3 (CUDA host)"
+            )
+        spec = condition.speculative
+        draft_dir = resolve_model_path(spec.draft_model) if spec.draft_model else None
+        load_order(spec, resolve_model_path(plan.model_for(condition).source), draft_dir)
 
     def close(self) -> None:
         if self._generator is not None:

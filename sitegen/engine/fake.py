@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sitegen.engine.base import (
     Engine,
@@ -29,6 +30,9 @@ from sitegen.engine.options import FakeOptions
 from sitegen.errors import EngineError
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo, ModelInfo
+
+if TYPE_CHECKING:
+    from sitegen.engine.server import WaitReport
 
 FAKE_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon")
 FAKE_PREFILL_S = 0.01
@@ -56,6 +60,10 @@ class FakeEngine(Engine):
         super().__init__(plan, condition)
         if _down(condition.id):
             raise EngineError(f"fake engine down ({DOWN_FLAG_ENV})")
+
+    @classmethod
+    def preflight(cls, plan: Plan, condition: ConditionSpec, on_wait: WaitReport) -> FakeEngine:
+        return cls(plan, condition)  # nothing to load: the run keeps it, as a server engine's
 
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
         if _down(self.condition.id):

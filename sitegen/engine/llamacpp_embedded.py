@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -29,9 +29,12 @@ from sitegen.engine.base import (
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.options import EmbeddedLlamaCppOptions
-from sitegen.errors import EngineError, MissingDependency
+from sitegen.errors import ConfigError, EngineError, MissingDependency
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo
+
+if TYPE_CHECKING:
+    from sitegen.engine.server import WaitReport
 
 _SPEC_TYPES = {
     "ngram-simple": "NGRAM_SIMPLE",
@@ -118,6 +121,30 @@ class EmbeddedLlamaCpp(Engine):
         self._build = props.get("build_info", "unknown")
         self._context_per_slot = context_per_slot(props)
         self._model_info = describe_model(plan.model_for(condition), self._model_path)
+
+    @classmethod
+    def preflight(cls, plan: Plan, condition: ConditionSpec, on_wait: WaitReport) -> None:
+        # Without loading (the run's first load is the one measured): the wheel is there,
+        # the model files resolve and the wheel knows the speculative mode.
+        try:
+            import xllamacpp
+        except ImportError:
+            raise MissingDependency(
+                "xllamacpp", "engine llamacpp-embedded", "pip install xllamacpp"
+            ) from None
+        spec = condition.speculative
+        if spec.mode == "draft" and not spec.draft_model:
+            raise ConfigError("speculative mode 'draft' needs speculative.draft_model")
+        if spec.mode != "off":
+            name = f"COMMON_SPECULATIVE_TYPE_{_SPEC_TYPES[spec.mode]}"
+            if not hasattr(xllamacpp.common_speculative_type, name):
+                raise ConfigError(
+                    f"xllamacpp {xllamacpp.__version__} has no speculative mode "
+                    f"'{spec.mode}': upgrade xllamacpp or choose another mode"
+                )
+        resolve_model_path(plan.model_for(condition).source)
+        if spec.draft_model:
+            resolve_model_path(spec.draft_model)
 
     def _configure_flags(self) -> dict[str, str]:
         condition = self.condition

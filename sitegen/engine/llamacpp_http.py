@@ -25,7 +25,10 @@ from sitegen.engine.llamacpp_embedded import (
 from sitegen.engine.openai_stream import OpenAIStreamParser
 from sitegen.engine.options import LlamaCppHttpOptions
 from sitegen.engine.server import (
+    RUN_WAIT,
+    ReadyWait,
     ServerEngine,
+    ServerMismatch,
     get_json,
     model_provenance,
     post_json,
@@ -53,12 +56,12 @@ class LlamaCppHttp(ServerEngine):
     engine_id = "llamacpp-http"
     options: LlamaCppHttpOptions
 
-    def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
+    def __init__(self, plan: Plan, condition: ConditionSpec, ready: ReadyWait = RUN_WAIT) -> None:
         super().__init__(plan, condition)
         self._speculative = condition.speculative.mode != "off"
         self._http = httpx.Client(base_url=self.options.base_url, timeout=30)
         try:
-            wait_until_ready(self._http, "/health", self.options.ready_timeout_s)
+            wait_until_ready(self._http, "/health", self.options.ready_timeout_s, ready)
             props = get_json(self._http, "/props")
             slots = _slots(self._http)
             server_speculative = any(s.get("speculative") for s in slots) if slots else None
@@ -109,7 +112,7 @@ class LlamaCppHttp(ServerEngine):
             problems.append(str(exc))
         problems = [problem for problem in problems if problem]
         if problems:
-            raise EngineError(f"llama-server at {self.options.base_url}: " + "; ".join(problems))
+            raise ServerMismatch(f"llama-server at {self.options.base_url}", problems)
         return model_info
 
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:
@@ -165,15 +168,27 @@ def speculative_contradiction(
     named = [t.strip() for t in (server_types or "").split(",") if t.strip() not in ("", "none")]
     if declared.mode == "off":
         if server_speculative:
-            return "the condition declares speculative decoding off but the server drafts"
+            return (
+                "the condition declares speculative decoding off but the server drafts "
+                "(restart it without --spec-type)"
+            )
         if named:
-            return f"the condition declares speculative decoding off but the server uses {named}"
+            return (
+                f"the condition declares speculative decoding off but the server uses {named} "
+                "(restart it without --spec-type)"
+            )
         return None
     wanted = _SPEC_TYPE_NAMES[declared.mode]
     if server_speculative is False:
-        return f"the condition declares '{wanted}' but the server has speculative decoding off"
+        return (
+            f"the condition declares '{wanted}' but the server has speculative decoding off "
+            f"(restart it with --spec-type {wanted})"
+        )
     if named and wanted not in named:
-        return f"the condition declares '{wanted}' but the server uses {named}"
+        return (
+            f"the condition declares '{wanted}' but the server uses {named} "
+            f"(restart it with --spec-type {wanted})"
+        )
     return None
 
 

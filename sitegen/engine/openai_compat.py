@@ -27,7 +27,15 @@ import httpx
 from sitegen.engine.base import GenerationRequest, StreamEnd, StreamEvent
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.options import OpenAIOptions
-from sitegen.engine.server import ServerEngine, get_json, model_provenance, wait_until_ready
+from sitegen.engine.server import (
+    RUN_WAIT,
+    ReadyWait,
+    ServerEngine,
+    ServerMismatch,
+    get_json,
+    model_provenance,
+    wait_until_ready,
+)
 from sitegen.engine.sse import error_message, stream_openai
 from sitegen.errors import ConfigError, EngineError
 from sitegen.plan.models import ConditionSpec, Plan
@@ -55,7 +63,7 @@ class OpenAICompatible(ServerEngine):
     engine_id = "openai"
     options: OpenAIOptions
 
-    def __init__(self, plan: Plan, condition: ConditionSpec) -> None:
+    def __init__(self, plan: Plan, condition: ConditionSpec, ready: ReadyWait = RUN_WAIT) -> None:
         super().__init__(plan, condition)
         headers = {}
         if self.options.api_key_env:
@@ -65,7 +73,7 @@ class OpenAICompatible(ServerEngine):
             headers["Authorization"] = f"Bearer {key}"
         self._http = httpx.Client(base_url=self.options.base_url, headers=headers, timeout=30)
         try:
-            wait_until_ready(self._http, "/v1/models", self.options.ready_timeout_s)
+            wait_until_ready(self._http, "/v1/models", self.options.ready_timeout_s, ready)
             self._model, max_model_len = self._served_model()
             self._model_info = self._check_server(max_model_len)
         except EngineError:
@@ -111,7 +119,7 @@ class OpenAICompatible(ServerEngine):
         except EngineError as exc:
             problems.append(str(exc))
         if problems:
-            raise EngineError(f"{self.options.base_url}: " + "; ".join(problems))
+            raise ServerMismatch(self.options.base_url, problems)
         return model_info
 
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:

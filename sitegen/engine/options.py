@@ -3,7 +3,7 @@ defaults, documented field by field.
 
 This module imports nothing beyond pydantic, so a plan's options are checked when it is
 loaded without importing any engine (torch, exllamav3, xllamacpp, httpx). A field marked
-``location`` only says where a server is or how to reach it: it is recorded as a flag
+``location`` only says where a server is, how to reach or observe it: it is recorded as a flag
 but does not make two conditions differ (``sitegen.engine.registry.location_options``).
 """
 
@@ -52,6 +52,11 @@ class ServerOptions(EngineOptions):
     server_pid: int | None = Field(default=None, ge=1, json_schema_extra=LOCATION)
     """Process id of a server on this host, whose RSS is sampled when no GPU is visible
     through NVML (``None``: no memory figure without a GPU)."""
+    memory_unavailable: bool = Field(default=False, json_schema_extra=LOCATION)
+    """Declares that the server's memory cannot be read from here (no GPU visible through
+    NVML and no process to sample, e.g. a server in another container): its records carry
+    no peak memory. Without it, preflight refuses a server on this host it cannot probe,
+    and warns about a remote one. It changes nothing measured."""
 
     @field_validator("base_url")
     @classmethod

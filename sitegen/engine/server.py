@@ -8,6 +8,8 @@ import json
 import os
 import time
 from abc import abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,15 +24,25 @@ from sitegen.engine.nvml import nvml_devices, nvml_probes
 from sitegen.engine.options import ServerOptions, is_local
 from sitegen.engine.sse import error_message
 from sitegen.errors import EngineError, SitegenError
-from sitegen.plan.models import ModelSpec
+from sitegen.plan.models import ConditionSpec, ModelSpec, Plan
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, DeviceInfo, EngineInfo, ModelInfo
 
 """The ``sha256`` of a model file on another host, declared ``remote_unhashable`` by the plan."""
 
 
+class ServerMismatch(EngineError):
+    """A server that contradicts its condition; ``problems`` names each contradiction."""
+
+    def __init__(self, server: str, problems: list[str]) -> None:
+        super().__init__(f"{server}: " + "; ".join(problems))
+        self.server = server
+        self.problems = problems
+
+
 class ServerEngine(Engine):
-    """An engine behind an HTTP server at ``options.base_url``. Subclasses set ``_http``,
-    ``_model_info`` and ``_flags`` and implement ``engine_info``."""
+    """An engine behind an HTTP server at ``options.base_url``. Subclasses take a
+    ``ready`` (how to wait for the server), set ``_http``, ``_model_info`` and ``_flags``
+    and implement ``engine_info``."""
 
     options: ServerOptions
     _http: httpx.Client
@@ -65,6 +77,11 @@ class ServerEngine(Engine):
     def close(self) -> None:
         self._http.close()
 
+    @classmethod
+    def preflight(cls, plan: Plan, condition: ConditionSpec, on_wait: WaitReport) -> ServerEngine:
+        # Asking the server is cheap, and the run keeps the engine (the model is hashed once).
+        return cls(plan, condition, ready=ReadyWait(REFUSED_GRACE_S, on_wait))
+
 
 def model_provenance(spec: ModelSpec, served: str | None) -> ModelInfo:
     """Provenance of the model a server serves, once it is known to be the plan's.
@@ -83,7 +100,8 @@ def model_provenance(spec: ModelSpec, served: str | None) -> ModelInfo:
         if not {served, PurePath(served).name} & names:
             raise EngineError(
                 f"the server serves '{served}' but the plan's model is '{spec.name}' "
-                f"(expected one of: {', '.join(sorted(names))})"
+                f"(expected one of: {', '.join(sorted(names))}): start the server with the "
+                "plan's model, or correct engine_options.base_url"
             )
     if local is not None:
         return describe_model(spec, local)
@@ -134,14 +152,44 @@ def server_devices(base_url: str) -> tuple[list[DeviceInfo], str | None, str | N
     return devices, driver, interconnect
 
 
-def wait_until_ready(client: httpx.Client, path: str, timeout_s: float) -> None:
-    """Poll ``path`` until HTTP 200; 503 (model loading) and a refused connection (server
-    starting) are retried until ``timeout_s``, any other status fails at once."""
-    deadline = time.monotonic() + timeout_s
+WaitReport = Callable[[str, float, float], None]
+"""Called while a server is waited for: (its URL, seconds waited, seconds allowed)."""
+
+REFUSED_GRACE_S = 3.0
+"""How long preflight retries a refused connection (a server still starting) before it
+refuses the plan: nothing listening is a setup mistake, not a model loading."""
+
+
+@dataclass(frozen=True)
+class ReadyWait:
+    """How a server engine waits for its server. The default (the run's loads) retries a
+    refused connection until the ready timeout, as a server may be restarting."""
+
+    refused_grace_s: float | None = None
+    """Give up on a refused connection after this long (``None``: the ready timeout)."""
+    on_wait: WaitReport | None = None
+    """Told at every poll that did not find the server ready."""
+
+
+RUN_WAIT = ReadyWait()
+"""How the run's loads wait (a server restarting mid-campaign is waited for in full)."""
+
+
+def wait_until_ready(
+    client: httpx.Client, path: str, timeout_s: float, wait: ReadyWait = RUN_WAIT
+) -> None:
+    """Poll ``path`` until HTTP 200; 503 (model loading) is retried until ``timeout_s``, a
+    refused connection (server starting) until ``wait.refused_grace_s`` or ``timeout_s``,
+    any other status fails at once."""
+    started = time.monotonic()
+    deadline = started + timeout_s
+    url = str(client.base_url).rstrip("/")
     while True:
+        refused = False
         try:
             reply = client.get(path, timeout=max(min(10.0, timeout_s), 0.1))
         except httpx.TransportError as exc:
+            refused = isinstance(exc, httpx.ConnectError)
             state = f"unreachable ({exc or type(exc).__name__})"
         else:
             if reply.status_code == 200:
@@ -152,11 +200,17 @@ def wait_until_ready(client: httpx.Client, path: str, timeout_s: float) -> None:
                     f"{error_message(reply.text)}"
                 )
             state = "still loading (HTTP 503)"
+        waited = time.monotonic() - started
+        if refused and wait.refused_grace_s is not None and waited >= wait.refused_grace_s:
+            raise EngineError(
+                f"nothing answers at {url} ({state} for {waited:.0f} s): start the server, "
+                "or correct engine_options.base_url"
+            )
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise EngineError(
-                f"server at {client.base_url} not ready after {timeout_s:g} s: {state}"
-            )
+            raise EngineError(f"server at {url} not ready after {timeout_s:g} s: {state}")
+        if wait.on_wait is not None:
+            wait.on_wait(url, waited, timeout_s)
         time.sleep(min(0.25, remaining))
 
 

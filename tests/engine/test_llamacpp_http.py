@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.cli import main
 from sitegen.engine.llamacpp_http import LlamaCppHttp, speculative_contradiction
 from sitegen.engine.server import model_provenance
 from sitegen.errors import EngineError
 from sitegen.measure import run_campaign
+from sitegen.plan.io import canonical_plan_json
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 from sitegen.records.models import TrialRecord
 from tests.engine.conftest import CONTEXT, GEMMA
@@ -236,3 +238,29 @@ def test_a_local_server_without_a_pid_is_found_by_its_port(server_url):
         assert probe.read_mib() > 100
     finally:
         engine.close()
+
+
+def _measure_cli(plan: Plan, tmp_path: Path) -> int:
+    path = tmp_path / "plan.json"
+    path.write_text(canonical_plan_json(plan), encoding="utf-8")
+    return main(["measure", "--plan", str(path), "--data", str(tmp_path / "data")])
+
+
+def test_preflight_passes_and_the_run_measures(server_url, tmp_path, capsys):
+    assert _measure_cli(make_plan(server_url), tmp_path) == 0
+    captured = capsys.readouterr()
+    assert "2 trial(s) run, 0 already recorded, 0 failed" in captured.out
+    assert "error" not in captured.err and "warning" not in captured.err
+
+
+def test_preflight_refuses_a_server_serving_another_model(server_url, tmp_path, capsys):
+    other = MODEL.model_copy(
+        update={"name": "other", "source": "/srv/other.gguf", "remote_unhashable": True}
+    )
+    assert _measure_cli(make_plan(server_url, model=other), tmp_path) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"error: plan http: condition 'c': llama-server at {server_url}: the server serves" in err
+    )
+    assert "but the plan's model is 'other'" in err
+    assert not (tmp_path / "data").exists()

@@ -46,8 +46,13 @@ def test_the_engine_reads_the_registered_options_model(engine_id):
 
 
 def test_location_options_are_declared_on_the_fields():
-    assert location_options("llamacpp-http") == {"base_url", "server_pid"}
-    assert location_options("openai") == {"base_url", "server_pid", "api_key_env"}
+    assert location_options("llamacpp-http") == {"base_url", "server_pid", "memory_unavailable"}
+    assert location_options("openai") == {
+        "base_url",
+        "server_pid",
+        "api_key_env",
+        "memory_unavailable",
+    }
     assert location_options("exllamav3") == location_options("llamacpp-embedded") == set()
     with pytest.raises(ConfigError, match="unknown engine 'vllm'"):
         location_options("vllm")
@@ -61,7 +66,7 @@ def test_unknown_key_names_condition_engine_key_and_allowed_keys():
         validate_engine_options(plan)
     assert str(caught.value) == (
         "condition 'on': engine 'llamacpp-http' has no option 'base_ulr' "
-        "(allowed: base_url, ready_timeout_s, server_pid)"
+        "(allowed: base_url, memory_unavailable, ready_timeout_s, server_pid)"
     )
 
 

@@ -33,7 +33,7 @@ BAD_OPTIONS = {
     "misspelt key": (
         '{base_ulr: "http://127.0.0.1:8081"}',
         "condition 'on': engine 'llamacpp-http' has no option 'base_ulr' "
-        "(allowed: base_url, ready_timeout_s, server_pid)",
+        "(allowed: base_url, memory_unavailable, ready_timeout_s, server_pid)",
     ),
     "ill-typed value": (
         "{ready_timeout_s: soon}",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
-from sitegen.engine.fake import DOWN_FLAG_ENV
+from sitegen.engine.fake import DOWN_FLAG_ENV, FakeEngine
 from sitegen.errors import ConfigError
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
@@ -373,6 +373,8 @@ def test_consecutive_load_failures_stop_the_condition_exit_3_then_0(
     flag = tmp_path / "down"
     flag.write_text("on\n")
     monkeypatch.setenv(DOWN_FLAG_ENV, str(flag))
+    # Down after preflight passed (an outage mid-campaign), so each trial tries to load.
+    monkeypatch.setattr(FakeEngine, "preflight", classmethod(lambda *args: None))
     assert _measure(plan_file, tmp_path) == 3
     captured = capsys.readouterr()
     directory = _directory(tmp_path, plan)
