@@ -83,7 +83,7 @@ def test_check_warns_when_the_summary_carries_no_comparison(tmp_path, capsys):
     )
     out = _check_output(tmp_path / "configuration", configuration, capsys)
     (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
-    assert "campaign unit-" in warning and "configuration comparison on vs off" in warning
+    assert "campaign unit:" in warning and "configuration comparison on vs off" in warning
     assert "context_capacity" in warning and "short, padded" in warning
 
     def failed(record: dict) -> None:
