@@ -23,8 +23,9 @@ from pydantic import ValidationError
 import sitegen
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
-from sitegen.pages.mkdocs import VersionBuild, check_overrides, read_site_settings
+from sitegen.pages.mkdocs import VersionBuild, read_site_settings
 from sitegen.pages.render import Docs, render_docs
+from sitegen.project import require_project
 from sitegen.publish.archive import check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
 from sitegen.publish.marker import BuildMarker, read_build_marker
@@ -90,6 +91,7 @@ class RenderedSite:
 def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     """Read → validate → compute → render → check every page; raises ``DataError``
     listing every problem. Writes nothing (``sitegen check`` is exactly this)."""
+    require_project(project_dir)
     campaigns, issues = read_campaigns(data_dir)
     campaigns = [c for c in campaigns if c.annotations.publish]
     issues += validate_campaigns(campaigns)
@@ -98,9 +100,8 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
         issues.append(Issue(str(data_dir), "every campaign is marked publish: false", "data"))
     if issues:
         raise DataError(issues)
-    read_site_settings(project_dir)
-    check_overrides(project_dir)
-    catalogs = load_catalogs(project_dir / "theme")
+    settings = read_site_settings(project_dir)
+    catalogs = load_catalogs(project_dir, settings.title)
     reports = [make_report(campaign) for campaign in campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)
     scratch = tempfile.TemporaryDirectory(prefix="sitegen-build-")
@@ -144,6 +145,7 @@ def build_site(
     """Publish the records of ``data_dir`` as version ``version`` (default: the date of
     the latest record, ``YYYY-MM-DD`` in UTC) of the site in ``site_dir``."""
     project_dir = project_dir.resolve()
+    require_project(project_dir)
     if version is not None:
         check_label(version)
     inputs_sha256 = input_digest(data_dir, project_dir, version)

@@ -192,9 +192,10 @@ def register_engine(directory: Path, engine: str) -> Path:
 
 
 def copy_project(target: Path) -> Path:
-    """A copy of the project's content and theme, to add things to or break."""
-    for folder in ("content", "theme"):
-        shutil.copytree(PROJECT / folder, target / folder)
+    """A copy of the demo project (what a project holds: ``mkdocs.yml`` and ``content/``;
+    the theme and pages are sitegen's packaged ones), to add things to or break."""
+    shutil.copytree(PROJECT / "content", target / "content")
+    shutil.copy(PROJECT / "mkdocs.yml", target / "mkdocs.yml")
     return target
 
 

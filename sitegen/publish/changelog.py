@@ -121,7 +121,7 @@ def changelog_docs(
     changes: Changes, label: str, catalogs: dict[str, Catalog], project_dir: Path
 ) -> dict[str, bytes]:
     """The changelog page of one version in both languages (mkdocs docs paths → bytes)."""
-    env = html_environment(str(project_dir / "theme" / "overrides" / "sitegen"))
+    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
     docs = {}
     for lang in LANGUAGES:
         catalog = catalogs[lang]

@@ -22,14 +22,15 @@ from sitegen.publish.archive import (
 )
 from sitegen.publish.marker import BuildMarker, write_build_marker
 from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
+from sitegen.project import packaged_theme
 from sitegen.site_layout import SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
 
 Outcome = Literal["published", "unchanged"]
 
 
-def shared_assets(project_dir: Path) -> dict[str, bytes]:
-    """Files of ``theme/assets/shared/`` by their path from the site root."""
-    shared_dir = project_dir / "theme" / "assets" / "shared"
+def shared_assets() -> dict[str, bytes]:
+    """Files of the packaged ``theme/assets/shared/`` by their path from the site root."""
+    shared_dir = packaged_theme() / "assets" / "shared"
     return {
         f"{SHARED_ASSETS}/{path.relative_to(shared_dir).as_posix()}": path.read_bytes()
         for path in sorted(shared_dir.rglob("*"))
@@ -56,7 +57,7 @@ def publish_version(
         version_dir = site / VERSIONS_DIR / build.label
         render_version(build, project_dir, staging, version_dir)
         kill_point("after-render")
-        shared = shared_assets(project_dir)
+        shared = shared_assets()
         version = PublishedVersion(
             build.label,
             build.data_epoch,
