@@ -181,7 +181,7 @@ def publish(
     with exclusive_site(site_dir) as home:
         published = read_archive(home.site)
         changes = compare(predecessor(published, label, data_epoch), figures)
-        docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs, project_dir)}
+        docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs)}
         build = VersionBuild(
             label,
             data_epoch,

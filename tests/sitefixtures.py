@@ -36,6 +36,7 @@ from sitegen.plan.models import (
     SamplingOverride,
     SpeculativeSpec,
 )
+from sitegen.project import packaged_content
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.campaign import (
     MANIFEST_FILE,
@@ -197,6 +198,16 @@ def copy_project(target: Path) -> Path:
     shutil.copytree(PROJECT / "content", target / "content")
     shutil.copy(PROJECT / "mkdocs.yml", target / "mkdocs.yml")
     return target
+
+
+def project_page(project: Path, page: str) -> Path:
+    """The project's own ``content/<lang>/…md`` (``page`` from the language on), made from
+    the packaged page on first use: an author changes a page by copying it into the project."""
+    path = project / "content" / page
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(packaged_content() / page, path)
+    return path
 
 
 def write_records(path: Path, records: list[dict]) -> None:

@@ -213,14 +213,14 @@ def asset_files(project_dir: Path) -> dict[str, Path]:
         for p in sorted(packaged.rglob("*"))
         if p.is_file() and p.relative_to(packaged).parts[0] != "shared"
     }
-    added = {
-        p.relative_to(own).as_posix(): p for p in sorted(own.rglob("*")) if p.is_file()
-    }
+    added = {p.relative_to(own).as_posix(): p for p in sorted(own.rglob("*")) if p.is_file()}
     taken = sorted(name for name in added if name in files or name.startswith("shared/"))
     if taken:
         raise DataError(
             [
-                Issue(str(own / name), "sitegen's own asset has this name; choose another", "config")
+                Issue(
+                    str(own / name), "sitegen's own asset has this name; choose another", "config"
+                )
                 for name in taken
             ]
         )

@@ -12,6 +12,7 @@ from markupsafe import escape
 
 from sitegen.errors import ArchiveError
 from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, VersionBuild, render_version
+from sitegen.project import packaged_theme
 from sitegen.publish.archive import (
     PublishedVersion,
     hash_tree,
@@ -22,7 +23,6 @@ from sitegen.publish.archive import (
 )
 from sitegen.publish.marker import BuildMarker, write_build_marker
 from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
-from sitegen.project import packaged_theme
 from sitegen.site_layout import SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
 
 Outcome = Literal["published", "unchanged"]
