@@ -88,7 +88,9 @@ def test_add_an_engine(tmp_path, monkeypatch):
 def test_add_a_page(project, data, monkeypatch):
     # 1. content/<lang>/report/<page>.md in both languages; 2. REPORT_PAGES.
     for lang, heading in (("ja", "おもちゃ"), ("en", "Toy")):
-        (project / "content" / lang / "report" / "toy.md").write_text(f"# {heading}\n")
+        page = project / "content" / lang / "report" / "toy.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"# {heading}\n")
     monkeypatch.setitem(render.REPORT_PAGES, "toy", lambda report: True)
     docs = render_site(data, project).docs
     assert any(path.endswith("/toy.md") for path in docs)

@@ -120,7 +120,9 @@ def test_literal_needs_a_declared_source(data, project):
 
 
 def test_a_page_in_one_language_only_is_refused(data, project):
-    (project / "content" / "en" / "report" / "extra.md").write_text("# Extra\n")
+    extra = project / "content" / "en" / "report" / "extra.md"
+    extra.parent.mkdir(parents=True)
+    extra.write_text("# Extra\n")
     message = refused(data, project)
     assert "content/ja/report/extra.md" in message and "missing" in message
 
