@@ -117,7 +117,7 @@ def test_the_wheel_installs_inits_measures_builds_and_serves(browser, tmp_path):
 
     _run([sitegen, "measure"], project, env)
     _run([sitegen, "build"], project, env)
-    version = next((project / "site" / "v").iterdir())
+    version = next(p for p in (project / "site" / "v").iterdir() if p.is_dir())
     report = next(version.glob("reports/*/index.html")).parent.relative_to(version).as_posix()
 
     server = subprocess.Popen(
