@@ -25,8 +25,9 @@ from pydantic import ValidationError
 import sitegen
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
-from sitegen.pages.mkdocs import VersionBuild, check_overrides, read_site_settings
+from sitegen.pages.mkdocs import VersionBuild, read_site_settings
 from sitegen.pages.render import Docs, render_docs
+from sitegen.project import require_project
 from sitegen.publish.archive import check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
 from sitegen.publish.marker import BuildMarker, read_build_marker
@@ -93,6 +94,7 @@ class RenderedSite:
 def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     """Read → validate → compute → render → check every page; raises ``DataError``
     listing every problem. Writes nothing (``sitegen check`` is exactly this)."""
+    require_project(project_dir)
     campaigns, issues = read_campaigns(data_dir)
     campaigns = [c for c in campaigns if c.annotations.publish]
     issues += report_address_collisions(campaigns)
@@ -103,11 +105,10 @@ def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
     if issues:
         raise DataError(issues)
     settings = read_site_settings(project_dir)
-    check_overrides(project_dir)
     # Once, before anything is computed: every page and download sees only labels.
     redactor = Redactor(settings.redact)
     campaigns = [redact_campaign(campaign, redactor) for campaign in campaigns]
-    catalogs = load_catalogs(project_dir / "theme")
+    catalogs = load_catalogs(project_dir, settings.title)
     reports = [make_report(campaign) for campaign in campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)
     remove_abandoned_scratch()
@@ -195,6 +196,7 @@ def build_site(
     """Publish the records of ``data_dir`` as version ``version`` (default: the date of
     the latest record, ``YYYY-MM-DD`` in UTC) of the site in ``site_dir``."""
     project_dir = project_dir.resolve()
+    require_project(project_dir)
     if version is not None:
         check_label(version)
     inputs_sha256 = input_digest(data_dir, project_dir, version)
@@ -230,7 +232,7 @@ def publish(
     with exclusive_site(site_dir) as home:
         published = read_archive(home.site)
         changes = compare(predecessor(published, label, data_epoch), figures)
-        docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs, project_dir)}
+        docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs)}
         build = VersionBuild(
             label,
             data_epoch,

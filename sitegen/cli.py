@@ -91,12 +91,15 @@ def _measure(args: argparse.Namespace) -> int:
     from sitegen.plan.demo import DEMO_PLANS
     from sitegen.plan.io import load_plan
     from sitegen.preflight import preflight, trial_summary
+    from sitegen.project import project_plans
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
     from sitegen.progress import MeasureDisplay
 
-    plans = [load_plan(args.plan)] if args.plan else DEMO_PLANS
+    # In a project: its plans/; elsewhere (or with none) the built-in demo.
+    files = [args.plan] if args.plan else project_plans(Path("."))
+    plans = [load_plan(path) for path in files] or DEMO_PLANS
     display = MeasureDisplay()
     checks = []
     try:
@@ -265,6 +268,17 @@ def _schema(args: argparse.Namespace) -> None:
         print(path)
 
 
+def _init(args: argparse.Namespace) -> None:
+    from sitegen.init_project import init_project
+
+    for path in init_project(args.directory):
+        print(path)
+    print(
+        f"project {args.directory}: run `sitegen measure` and `sitegen build` in it "
+        "(see its README.md)"
+    )
+
+
 def _serve(args: argparse.Namespace) -> None:
     from sitegen.publish.serve import serve_site
 
@@ -292,9 +306,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"sitegen {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
+    init = commands.add_parser(
+        "init", help="create a project: mkdocs.yml, an example plan, a Pages workflow"
+    )
+    init.add_argument("directory", type=Path, metavar="DIR", help="new (or empty) directory")
+    init.set_defaults(func=_init)
+
     measure = commands.add_parser(
         "measure",
-        help="run a campaign (default: the built-in demo)",
+        help="run campaigns: every plan in the project's plans/ (default: the built-in demo)",
         description="Run every planned trial that has no ok record yet, appending one record "
         "per attempt to data/campaigns/<name>-<hash>/records.jsonl.",
         epilog=MEASURE_EPILOG,
@@ -330,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         "--project",
         type=Path,
         default=Path("."),
-        help="directory with content/, theme/, mkdocs.yml",
+        help="project directory (its mkdocs.yml, content/, theme/; `sitegen init` makes one)",
     )
     build.add_argument(
         "--version",
@@ -342,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("check", help="run every validation without writing a site")
     check.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     check.add_argument(
-        "--project", type=Path, default=Path("."), help="directory with content/ and theme/"
+        "--project", type=Path, default=Path("."), help="project directory (with mkdocs.yml)"
     )
     check.set_defaults(func=_check)
 

@@ -36,6 +36,7 @@ from sitegen.plan.models import (
     SamplingOverride,
     SpeculativeSpec,
 )
+from sitegen.project import packaged_content
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.campaign import (
     MANIFEST_FILE,
@@ -192,10 +193,21 @@ def register_engine(directory: Path, engine: str) -> Path:
 
 
 def copy_project(target: Path) -> Path:
-    """A copy of the project's content and theme, to add things to or break."""
-    for folder in ("content", "theme"):
-        shutil.copytree(PROJECT / folder, target / folder)
+    """A copy of the demo project (what a project holds: ``mkdocs.yml`` and ``content/``;
+    the theme and pages are sitegen's packaged ones), to add things to or break."""
+    shutil.copytree(PROJECT / "content", target / "content")
+    shutil.copy(PROJECT / "mkdocs.yml", target / "mkdocs.yml")
     return target
+
+
+def project_page(project: Path, page: str) -> Path:
+    """The project's own ``content/<lang>/…md`` (``page`` from the language on), made from
+    the packaged page on first use: an author changes a page by copying it into the project."""
+    path = project / "content" / page
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(packaged_content() / page, path)
+    return path
 
 
 def write_records(path: Path, records: list[dict]) -> None:

@@ -4,11 +4,13 @@ the places the README names, and the build picks it up."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
 from pydantic import Field
 
+import sitegen.project
 from sitegen.build import render_site
 from sitegen.engine import registry
 from sitegen.engine.fake import FakeEngine
@@ -21,7 +23,7 @@ from sitegen.records.campaign import read_campaigns
 from sitegen.statistics.report import Report
 from sitegen.validation import rules
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, copy_project, publishable_campaign
+from tests.sitefixtures import PROJECT, copy_project, project_page, publishable_campaign
 
 
 @pytest.fixture
@@ -86,16 +88,18 @@ def test_add_an_engine(tmp_path, monkeypatch):
 def test_add_a_page(project, data, monkeypatch):
     # 1. content/<lang>/report/<page>.md in both languages; 2. REPORT_PAGES.
     for lang, heading in (("ja", "おもちゃ"), ("en", "Toy")):
-        (project / "content" / lang / "report" / "toy.md").write_text(f"# {heading}\n")
+        page = project / "content" / lang / "report" / "toy.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"# {heading}\n")
     monkeypatch.setitem(render.REPORT_PAGES, "toy", lambda report: True)
     docs = render_site(data, project).docs
     assert any(path.endswith("/toy.md") for path in docs)
     assert any(path.endswith("/toy.en.md") for path in docs)
 
 
-def test_add_a_statistic(project, data, monkeypatch):
+def test_add_a_statistic(project, data, tmp_path, monkeypatch):
     # 1. the statistic on Report (statistics/report.py); 2. a directive (pages/directives.py);
-    # 3. its partial (theme/partials/).
+    # 3. its partial (sitegen/defaults/theme/partials/, here in a copy of the defaults).
     def toy_total_tokens(report: Report) -> int:
         return int(report.usable_speed_trials["generated_tokens"].sum())
 
@@ -104,11 +108,14 @@ def test_add_a_statistic(project, data, monkeypatch):
 
     monkeypatch.setattr(Report, "toy_total_tokens", property(toy_total_tokens), raising=False)
     monkeypatch.setattr(Directives, "toy_total", toy_total, raising=False)
-    (project / "theme" / "partials" / "toy.html").write_text(
+    defaults = tmp_path / "defaults"
+    shutil.copytree(sitegen.project.DEFAULTS, defaults)
+    monkeypatch.setattr(sitegen.project, "DEFAULTS", defaults)
+    (defaults / "theme" / "partials" / "toy.html").write_text(
         '<p class="toy-total">{{ total|num }}</p>'
     )
     for lang in ("ja", "en"):
-        speed = project / "content" / lang / "report" / "speed.md"
+        speed = project_page(project, f"{lang}/report/speed.md")
         speed.write_text(speed.read_text() + "\n{{ toy_total() }}\n")
     site = render_site(data, project)
     expected = int(site.reports[0].usable_speed_trials["generated_tokens"].sum())

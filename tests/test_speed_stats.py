@@ -128,7 +128,9 @@ def test_location_options_never_make_a_configuration_comparison():
 
     from sitegen.plan.io import load_plan
 
-    plan = load_plan(Path(__file__).parents[1] / "plans" / "glm-h100-llamacpp-http.yaml")
+    plan = load_plan(
+        Path(__file__).parents[1] / "examples" / "plans" / "glm-h100-llamacpp-http.yaml"
+    )
     off, mtp = plan.conditions
     assert off.engine_options["base_url"] != mtp.engine_options["base_url"]
     records = []

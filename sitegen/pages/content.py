@@ -36,10 +36,11 @@ _PLACEHOLDER = "\x02sg{index}\x03"
 _PLACEHOLDERS = re.compile("\x02sg(\\d+)\x03")
 
 
-def content_environment(content_dir: Path) -> jinja2.Environment:
-    """Content templates: an immutable sandbox with autoescape and no globals."""
+def content_environment(search_path: list[str]) -> jinja2.Environment:
+    """Content templates from the folders of ``search_path``, the first that has a page
+    wins: an immutable sandbox with autoescape and no globals."""
     env = ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(str(content_dir)),
+        loader=jinja2.FileSystemLoader(search_path),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

@@ -1,6 +1,7 @@
 """The string catalog (``theme/i18n/<lang>.yml``): one ``Bilingual`` per key. A key
 missing or blank in any language fails the build: every generated string exists in both
-languages."""
+languages. A project's own ``theme/i18n/<lang>.yml`` replaces strings of the packaged
+catalog (only keys it has)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,10 @@ from pathlib import Path
 import yaml
 
 from sitegen.errors import DataError, Issue, one_line
+from sitegen.project import packaged_theme
 from sitegen.text import LANGUAGES, Bilingual
 
-__all__ = ["LANGUAGES", "SHIPPED_THEME", "Catalog", "load_catalogs", "load_strings", "shipped_keys"]
-
-SHIPPED_THEME = Path(__file__).resolve().parents[2] / "theme"
-"""The theme as sitegen ships it (catalogs, partials, template overrides)."""
+__all__ = ["LANGUAGES", "Catalog", "load_catalogs", "load_strings", "shipped_keys"]
 
 
 @dataclass(frozen=True)
@@ -68,14 +67,53 @@ def load_strings(theme_dir: Path) -> dict[str, Bilingual]:
     return strings
 
 
-def load_catalogs(theme_dir: Path) -> dict[str, Catalog]:
-    """The catalog once per language."""
-    strings = load_strings(theme_dir)
+def load_catalogs(
+    project_dir: Path | None = None, site_name: Bilingual | None = None
+) -> dict[str, Catalog]:
+    """The packaged catalog with the project's strings in place of its own, and
+    ``site_name`` (``title`` of ``mkdocs.yml``) as ``site.name``; once per language."""
+    strings = dict(load_strings(packaged_theme()))
+    if project_dir is not None:
+        strings.update(_project_strings(project_dir, strings))
+    if site_name is not None:
+        strings["site.name"] = site_name
     return {lang: Catalog(lang, strings) for lang in LANGUAGES}
+
+
+def _project_strings(project_dir: Path, packaged: dict[str, Bilingual]) -> dict[str, Bilingual]:
+    """The strings a project's catalog files replace; raises ``DataError`` naming the file
+    and key of a key the packaged catalog lacks (no page would show it) or a blank one."""
+    issues: list[Issue] = []
+    replaced: dict[str, dict[str, str]] = {}
+    for lang in LANGUAGES:
+        path = project_dir / "theme" / "i18n" / f"{lang}.yml"
+        if not path.is_file():
+            continue
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "i18n"))
+            continue
+        if not isinstance(loaded, dict):
+            issues.append(Issue(str(path), "not a mapping of catalog keys to strings", "i18n"))
+            continue
+        for key, text in loaded.items():
+            if str(key) not in packaged:
+                issues.append(Issue(f"{path} → {key}", "not a key of sitegen's catalog", "i18n"))
+            elif not str(text or "").strip():
+                issues.append(Issue(f"{path} → {key}", "blank", "i18n"))
+            else:
+                replaced.setdefault(str(key), {})[lang] = str(text)
+    if issues:
+        raise DataError(issues)
+    return {
+        key: Bilingual(**{lang: texts.get(lang, packaged[key][lang]) for lang in LANGUAGES})
+        for key, texts in replaced.items()
+    }
 
 
 @cache
 def shipped_keys() -> frozenset[str]:
     """The keys of the shipped catalog: the only ones content may show with ``t(key)``
     (a key a project adds is not part of what the build checks and translates)."""
-    return frozenset(load_strings(SHIPPED_THEME))
+    return frozenset(load_strings(packaged_theme()))

@@ -13,15 +13,16 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import Field, HttpUrl, ValidationError
+from pydantic import Field, HttpUrl, ValidationError, field_validator
 
 from sitegen.errors import BuildError, DataError, Issue, one_line
 from sitegen.models import StrictModel
-from sitegen.pages.i18n import LANGUAGES, SHIPPED_THEME, Catalog
+from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.render import report_pages
+from sitegen.project import packaged_theme, require_project
 from sitegen.redact import RedactPolicy
 from sitegen.site_layout import (
     CHANGELOG_PAGE,
@@ -31,6 +32,7 @@ from sitegen.site_layout import (
     VERSIONS_DIR,
 )
 from sitegen.statistics.report import Report
+from sitegen.text import Bilingual
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -54,7 +56,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
 """The site's Content-Security-Policy (a meta tag on every page)."""
 
 PLOTLY_BUNDLE = "js/plotly-basic-4.1.1.min.js"
-"""plotly.js partial bundle (scatter, bar, pie) under ``theme/assets/shared/``; served once
+"""plotly.js partial bundle (scatter, bar, pie) under the packaged ``theme/assets/shared/``; served once
 at the site root. Its name carries the version: published versions keep the one they use."""
 
 BUILD_CONFIG: dict[str, Any] = {
@@ -113,11 +115,29 @@ class Branding(StrictModel):
     """Footer links."""
 
 
+MaterialColor = Literal[
+    "red", "pink", "purple", "deep purple", "indigo", "blue", "light blue", "cyan", "teal",
+    "green", "light green", "lime", "yellow", "amber", "orange", "deep orange",
+]  # fmt: skip
+"""The colours material has for both primary and accent."""
+
+
+class Palette(StrictModel):
+    """The site's colours, by material's names."""
+
+    primary: MaterialColor | Literal["brown", "grey", "blue grey", "black", "white"] | None = None
+    """The header's colour."""
+    accent: MaterialColor | None = None
+    """The colour of links on hover and of controls."""
+
+
 class SiteSettings(StrictModel):
     """What a project's ``mkdocs.yml`` may set: where the site lives, its branding and the
-    labels of redacted values. The site name comes from the catalog (``site.name``);
-    everything else is the build's."""
+    labels of redacted values. Everything else is the build's."""
 
+    title: Bilingual | None = None
+    """The site's name per language (``{ja: …, en: …}``; author text: C-FIGURE applies);
+    without it the catalog's ``site.name``."""
     site_url: HttpUrl | None = None
     """The address the site is published at (each version gets ``v/<label>/`` appended)."""
     site_description: str | None = None
@@ -130,22 +150,42 @@ class SiteSettings(StrictModel):
     """The project's repository, linked from the header."""
     repo_name: str | None = None
     """The repository's name as shown."""
+    logo: str | None = None
+    """The header's logo: a file under the project's ``theme/assets/`` (e.g. ``logo.svg``)."""
+    palette: Palette | None = None
+    """The site's colours (material's ``palette.primary`` and ``palette.accent`` names)."""
+    indexing: Literal["allow", "noindex"] | None = None
+    """Whether search engines may index the pages (``noindex`` puts a robots meta tag on
+    every page); default ``allow`` once ``site_url`` is set, else ``noindex``."""
     extra: Branding = Branding()
     """Footer links."""
     redact: RedactPolicy = RedactPolicy()
     """Labels for host names, server addresses, paths and environment values of the
     measuring machine (published records and pages show labels, never the values)."""
 
+    @field_validator("logo")
+    @classmethod
+    def _inside_assets(cls, logo: str | None) -> str | None:
+        if logo is not None and (
+            Path(logo).is_absolute() or ".." in Path(logo).parts or "\\" in logo
+        ):
+            raise ValueError("a path under the project's theme/assets/, e.g. logo.svg")
+        return logo
+
+    @property
+    def noindex(self) -> bool:
+        """Whether the pages ask search engines not to index them."""
+        return (self.indexing or ("allow" if self.site_url else "noindex")) == "noindex"
+
 
 def read_site_settings(project_dir: Path) -> SiteSettings:
-    """The project's ``mkdocs.yml``; raises ``DataError`` naming the file and the key of
-    every setting outside ``SiteSettings`` (the build owns the rest)."""
-    path = project_dir / "mkdocs.yml"
-    if not path.is_file():
-        return SiteSettings()
+    """The project's ``mkdocs.yml``; raises ``ConfigError`` when there is none and
+    ``DataError`` naming the file and the key of every setting outside ``SiteSettings``
+    (the build owns the rest) or a logo that is not a file of ``theme/assets/``."""
+    path = require_project(project_dir)
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return SiteSettings.model_validate(loaded)
+        settings = SiteSettings.model_validate(loaded)
     except yaml.YAMLError as exc:
         raise DataError([Issue(str(path), f"not valid YAML: {one_line(exc)}", "config")]) from None
     except ValidationError as exc:
@@ -161,43 +201,40 @@ def read_site_settings(project_dir: Path) -> SiteSettings:
                 for error in exc.errors()
             ]
         ) from None
+    if settings.logo and not (project_dir / "theme" / "assets" / settings.logo).is_file():
+        where = project_dir / "theme" / "assets" / settings.logo
+        raise DataError([Issue(f"{path} → logo", f"no file {where}", "config")])
+    return settings
 
 
-SHIPPED_OVERRIDES = SHIPPED_THEME / "overrides"
-"""The theme's template overrides as sitegen ships them: a project cannot change the
-templates around the pages (a changed template could hide a caveat)."""
-
-
-def _tree(directory: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(directory).as_posix(): p.read_bytes()
-        for p in sorted(directory.rglob("*"))
-        if p.is_file()
+def asset_files(project_dir: Path) -> dict[str, Path]:
+    """The files of ``docs/assets/``: the packaged theme's (but the site-root shared ones)
+    and those the project adds; raises ``DataError`` naming a project file that would
+    replace a packaged one (a changed script or style could hide a caveat)."""
+    packaged, own = packaged_theme() / "assets", project_dir / "theme" / "assets"
+    files = {
+        p.relative_to(packaged).as_posix(): p
+        for p in sorted(packaged.rglob("*"))
+        if p.is_file() and p.relative_to(packaged).parts[0] != "shared"
     }
-
-
-def check_overrides(project_dir: Path) -> None:
-    """Raises ``DataError`` when the project's ``theme/overrides`` differs from the shipped
-    one (the build always uses the shipped templates)."""
-    own = project_dir / "theme" / "overrides"
-    if not own.is_dir() or own.resolve() == SHIPPED_OVERRIDES:
-        return
-    shipped, found = _tree(SHIPPED_OVERRIDES), _tree(own)
-    changed = sorted(k for k in shipped.keys() | found.keys() if shipped.get(k) != found.get(k))
-    if changed:
+    added = {p.relative_to(own).as_posix(): p for p in sorted(own.rglob("*")) if p.is_file()}
+    taken = sorted(name for name in added if name in files or name.startswith("shared/"))
+    if taken:
         raise DataError(
             [
                 Issue(
-                    str(own / name), "theme overrides are the build's; remove the change", "config"
+                    str(own / name), "sitegen's own asset has this name; choose another", "config"
                 )
-                for name in changed
+                for name in taken
             ]
         )
+    return files | added
 
 
 PLACEHOLDER_SITE_URL = "https://sitegen.invalid/"
 """Used when ``mkdocs.yml`` sets no ``site_url``: mkdocs only writes absolute URLs into
-the sitemaps (which the version selector reads to stay on the same page) when it has one."""
+the sitemaps (which the version selector reads to stay on the same page) when it has one.
+The pages leave out their canonical link then (it would name this host)."""
 
 
 @dataclass(frozen=True)
@@ -220,19 +257,27 @@ def site_config(
 ) -> dict[str, Any]:
     """The project's ``mkdocs.yml`` with paths, navigation and version settings filled in."""
     settings = read_site_settings(project_dir)
-    check_overrides(project_dir)
-    # The redaction policy is the build's input, not mkdocs's.
+    # The branding and redaction settings are the build's input, not mkdocs's.
     config = copy.deepcopy(BUILD_CONFIG) | settings.model_dump(
-        mode="json", exclude_none=True, exclude={"extra", "redact"}
+        mode="json",
+        exclude_none=True,
+        exclude={"extra", "title", "logo", "palette", "indexing", "redact"},
     )
     config["extra"] |= settings.extra.model_dump(mode="json")
+    if settings.logo:
+        config["theme"]["logo"] = f"assets/{settings.logo}"
+    if settings.palette:
+        config["theme"]["palette"] = settings.palette.model_dump(exclude_none=True)
+    config["extra"]["generator"] = False  # no "Made with Material for MkDocs" footer
+    config["extra"]["sitegen_noindex"] = settings.noindex
+    config["extra"]["sitegen_canonical"] = settings.site_url is not None
     catalogs = build.catalogs
     config["docs_dir"] = str(docs_dir)
     config["site_dir"] = str(version_dir)
     site_url = str(settings.site_url or PLACEHOLDER_SITE_URL).rstrip("/") + "/"
     config["site_url"] = f"{site_url}{VERSIONS_DIR}/{build.label}/"
-    # The theme's templates are sitegen's own (theme/overrides of the build, not the project).
-    config["theme"]["custom_dir"] = str(SHIPPED_OVERRIDES)
+    # The theme's templates are sitegen's own (a project cannot have any).
+    config["theme"]["custom_dir"] = str(packaged_theme() / "overrides")
     config["site_name"] = catalogs[LANGUAGES[0]].t("site.name")
     config["extra"]["sitegen_csp"] = CONTENT_SECURITY_POLICY
     config["extra"]["sitegen_plotly"] = f"{VERSION_TO_ROOT}{SHARED_ASSETS}/{PLOTLY_BUNDLE}"
@@ -296,12 +341,9 @@ def render_version(
             shutil.copyfile(content, path)
         else:
             path.write_bytes(content)
-    shutil.copytree(
-        project_dir / "theme" / "assets",
-        docs_dir / "assets",
-        ignore=shutil.ignore_patterns("shared"),
-        dirs_exist_ok=True,
-    )
+    for relative, source in asset_files(project_dir).items():
+        (docs_dir / "assets" / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, docs_dir / "assets" / relative)
     config_path = staging / "mkdocs.yml"
     config = site_config(project_dir, docs_dir, version_dir, build)
     config_path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")

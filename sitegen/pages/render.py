@@ -19,6 +19,7 @@ from sitegen.pages.downloads import make_downloads, write_answer_shards
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
+from sitegen.project import content_search_path, packaged_content, packaged_theme
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.report import Report
 from sitegen.validation import (
@@ -87,8 +88,8 @@ def render_docs(
     the records are written into ``scratch``."""
     refuse_symlinks(project_dir / "content")
     sources = load_sources(project_dir / "content")
-    content = content_environment(project_dir / "content")
-    partials = html_environment(str(project_dir / "theme" / "partials"))
+    content = content_environment(content_search_path(project_dir))
+    partials = html_environment(str(packaged_theme() / "partials"))
     docs: Docs = {}
     issues: list[Issue] = []
 
@@ -177,10 +178,12 @@ def render_docs(
 
 
 def check_content_languages(content_dir: Path) -> list[Issue]:
-    """Every content page exists in every language."""
+    """Every content page exists in every language (a project's own or a packaged one)."""
     by_lang = {
         lang: {
-            p.relative_to(content_dir / lang).as_posix() for p in (content_dir / lang).rglob("*.md")
+            p.relative_to(root / lang).as_posix()
+            for root in (content_dir, packaged_content())
+            for p in (root / lang).rglob("*.md")
         }
         for lang in LANGUAGES
     }

@@ -4,7 +4,6 @@ or removed, records changed, headline medians moved)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -12,6 +11,7 @@ from markupsafe import Markup, escape
 
 from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
 from sitegen.records.campaign import RECORDS_FILE, sha256_file
 from sitegen.site_layout import CHANGELOG_PAGE
@@ -121,11 +121,9 @@ def compare(previous: PublishedVersion | None, figures: dict[str, Any]) -> Chang
     )
 
 
-def changelog_docs(
-    changes: Changes, label: str, catalogs: dict[str, Catalog], project_dir: Path
-) -> dict[str, bytes]:
+def changelog_docs(changes: Changes, label: str, catalogs: dict[str, Catalog]) -> dict[str, bytes]:
     """The changelog page of one version in both languages (mkdocs docs paths → bytes)."""
-    env = html_environment(str(project_dir / "theme" / "overrides" / "sitegen"))
+    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
     docs = {}
     for lang in LANGUAGES:
         catalog = catalogs[lang]

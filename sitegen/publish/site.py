@@ -12,6 +12,7 @@ from markupsafe import escape
 
 from sitegen.errors import ArchiveError, StorageError
 from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, VersionBuild, render_version
+from sitegen.project import packaged_theme
 from sitegen.publish.archive import (
     PublishedVersion,
     hash_tree,
@@ -27,9 +28,9 @@ from sitegen.site_layout import SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
 Outcome = Literal["published", "unchanged"]
 
 
-def shared_assets(project_dir: Path) -> dict[str, bytes]:
-    """Files of ``theme/assets/shared/`` by their path from the site root."""
-    shared_dir = project_dir / "theme" / "assets" / "shared"
+def shared_assets() -> dict[str, bytes]:
+    """Files of the packaged ``theme/assets/shared/`` by their path from the site root."""
+    shared_dir = packaged_theme() / "assets" / "shared"
     return {
         f"{SHARED_ASSETS}/{path.relative_to(shared_dir).as_posix()}": path.read_bytes()
         for path in sorted(shared_dir.rglob("*"))
@@ -59,7 +60,7 @@ def publish_version(
         except OSError as exc:  # a full disk while writing pages: one line, site untouched
             raise StorageError.from_os_error(exc, "write the new version under", staging) from exc
         kill_point("after-render")
-        shared = shared_assets(project_dir)
+        shared = shared_assets()
         version = PublishedVersion(
             build.label,
             build.data_epoch,

@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from sitegen.errors import Issue
+from sitegen.project import packaged_theme
 from sitegen.records.campaign import Campaign
 from sitegen.text import LANGUAGES
 from sitegen.validation.figures import describe, find_figures
@@ -86,14 +87,16 @@ def _no_figures_in_comparison_titles(project_dir: Path) -> list[Issue]:
 
 @check("C-FIGURE", "project")
 def _no_figures_in_catalog_strings(project_dir: Path) -> list[Issue]:
-    """Catalog strings the code shows as they are (no ``{value}`` filled in)."""
+    """Catalog strings the code shows as they are (no ``{value}`` filled in): the packaged
+    catalog's and those the project replaces."""
 
     def fields() -> Iterator[tuple[str, object]]:
-        for lang in LANGUAGES:
-            path = project_dir / "theme" / "i18n" / f"{lang}.yml"
-            for key, text in _yaml_mapping(path).items():
-                if not has_placeholders(str(text)):
-                    yield f"{path} → {key}", text
+        for theme in (packaged_theme(), project_dir / "theme"):
+            for lang in LANGUAGES:
+                path = theme / "i18n" / f"{lang}.yml"
+                for key, text in _yaml_mapping(path).items():
+                    if not has_placeholders(str(text)):
+                        yield f"{path} → {key}", text
 
     return _figure_issues(fields())
 
@@ -119,6 +122,10 @@ def _no_figures_in_site_settings(project_dir: Path) -> list[Issue]:
             if key == "copyright" and isinstance(text, str):
                 text = COPYRIGHT_YEARS.sub(" ", text)
             yield f"{path} → {key}", text
+        title = settings.get("title")
+        for lang in LANGUAGES:
+            if isinstance(title, dict):
+                yield f"{path} → title.{lang}", title.get(lang)
 
     return _figure_issues(fields())
 

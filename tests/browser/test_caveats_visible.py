@@ -16,7 +16,13 @@ from harness import serve_directory
 
 from sitegen.build import build_site
 from sitegen.errors import DataError
-from tests.sitefixtures import PROJECT, copy_project, publishable_campaign, sweep_plan
+from tests.sitefixtures import (
+    PROJECT,
+    copy_project,
+    project_page,
+    publishable_campaign,
+    sweep_plan,
+)
 from tests.statistics.test_quality_records import quality_plan
 
 pytestmark = pytest.mark.slow
@@ -101,7 +107,7 @@ def test_every_caveat_is_visible_next_to_its_claim(browser, site):
 def test_content_that_hides_caveats_is_refused_at_build_time(tmp_path, hiding):
     project = copy_project(tmp_path / "project")
     for lang in ("ja", "en"):
-        page = project / "content" / lang / "report" / "index.md"
+        page = project_page(project, f"{lang}/report/index.md")
         page.write_text(page.read_text() + "\n" + hiding + "\n")
     publishable_campaign(tmp_path / "data")
     with pytest.raises(DataError) as caught:

@@ -114,8 +114,7 @@ def site_with_url(tmp_path_factory) -> Served:
     config = yaml.safe_load((PROJECT / "mkdocs.yml").read_text(encoding="utf-8"))
     config["site_url"] = f"https://sitegen.example.org/{SITE_URL_PATH}"
     (project / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True))
-    for name in ("content", "theme"):
-        os.symlink(PROJECT / name, project / name)
+    os.symlink(PROJECT / "content", project / "content")
     built = _build(root, project)
     served = root / "served"
     (served / SITE_URL_PATH).parent.mkdir(parents=True)
@@ -173,7 +172,7 @@ def _settle(page, pending: set, quiet_s: float = 0.1, limit_s: float = 10) -> No
 
 
 def _check(results, width: int, where: str = "") -> list[str]:
-    catalogs = load_catalogs(PROJECT / "theme")
+    catalogs = load_catalogs(PROJECT)
     out: list[str] = []
     for path, (problems, layout) in results.items():
         out += [f"{width} px {where}{path}: {p}" for p in problems]

@@ -42,7 +42,7 @@ def _fleet(*resources: dict, plans: tuple[str, ...] = ("a", "b")) -> dict:
     }
 
 
-PLANS = Path(__file__).resolve().parents[2] / "plans"
+PLANS = Path(__file__).resolve().parents[2] / "examples" / "plans"
 
 
 @pytest.mark.parametrize("path", sorted(PLANS.glob("fleet-*.yaml")), ids=lambda p: p.name)

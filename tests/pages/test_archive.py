@@ -21,6 +21,7 @@ from sitegen.build import build_site
 from sitegen.cli import main
 from sitegen.errors import ArchiveError
 from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, PLOTLY_BUNDLE
+from sitegen.project import packaged_theme
 from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,
@@ -114,7 +115,7 @@ def test_plotly_is_served_once_at_the_site_root(archive):
 
 
 def test_the_shared_plotly_bundle_is_the_version_plotly_py_writes_for():
-    bundle = PROJECT / "theme" / "assets" / "shared" / PLOTLY_BUNDLE
+    bundle = packaged_theme() / "assets" / "shared" / PLOTLY_BUNDLE
     version = plotly.offline.get_plotlyjs_version()
     assert f"-{version}." in PLOTLY_BUNDLE
     assert f"plotly.js (basic - minified) v{version}" in bundle.read_text()[:200]

@@ -17,7 +17,7 @@ from sitegen.pages.mkdocs import site_config
 from sitegen.plan.models import ConditionSpec, SpeculativeSpec
 from sitegen.text import Bilingual
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, copy_project, publishable_campaign
+from tests.sitefixtures import PROJECT, copy_project, project_page, publishable_campaign
 from tests.statistics.test_quality_records import quality_plan
 
 
@@ -34,7 +34,7 @@ def data(tmp_path) -> Path:
 
 def append(project: Path, page: str, text: str, langs=("ja", "en")) -> None:
     for lang in langs:
-        path = project / "content" / lang / page
+        path = project_page(project, f"{lang}/{page}")
         path.write_text(path.read_text() + "\n" + text + "\n")
 
 
@@ -120,7 +120,9 @@ def test_literal_needs_a_declared_source(data, project):
 
 
 def test_a_page_in_one_language_only_is_refused(data, project):
-    (project / "content" / "en" / "report" / "extra.md").write_text("# Extra\n")
+    extra = project / "content" / "en" / "report" / "extra.md"
+    extra.parent.mkdir(parents=True)
+    extra.write_text("# Extra\n")
     message = refused(data, project)
     assert "content/ja/report/extra.md" in message and "missing" in message
 
@@ -147,7 +149,7 @@ def test_completion_time_ratio_follows_confdiff_and_names_unknown_inputs(tmp_pat
     message = refused(tmp_path / "data", project)
     assert "[C-CONFDIFF]" in message and "time ratio" in message
     for lang in ("ja", "en"):
-        speed = project / "content" / lang / "report" / "speed.md"
+        speed = project_page(project, f"{lang}/report/speed.md")
         speed.write_text(speed.read_text().replace('"short", ratio=True', '"nope"'))
     assert "not a speed input of this report" in refused(tmp_path / "data", project)
 
@@ -167,7 +169,7 @@ def test_navigation_titles_are_escaped(tmp_path, data):
     report = site.reports[0]
     hostile = Bilingual(ja="<b>太字</b>", en='"><script>x</script>')
     report.campaign.plan.__dict__["title"] = hostile  # frozen model: test-only swap
-    build = VersionBuild("v", 0, {}, [report], load_catalogs(PROJECT / "theme"), {})
+    build = VersionBuild("v", 0, {}, [report], load_catalogs(PROJECT), {})
     config = site_config(PROJECT, tmp_path / "docs", tmp_path / "out", build)
     languages = next(p["i18n"]["languages"] for p in config["plugins"] if "i18n" in p)
     titles = {lang["locale"]: lang["nav_translations"][report.slug] for lang in languages}

@@ -133,7 +133,7 @@ def test_speed_table_and_download_agree_with_the_summary_to_the_digit(seed_site,
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 def test_acceptance_pooled_and_per_trial_median_labelled(seed_site, lang):
-    t = load_catalogs(PROJECT / "theme")[lang].t
+    t = load_catalogs(PROJECT)[lang].t
     shown = t(
         "acceptance.both",
         pooled=t("acceptance.pooled", rate="45.0", accepted="45", proposed="100"),
@@ -154,7 +154,7 @@ def test_acceptance_pooled_and_per_trial_median_labelled(seed_site, lang):
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 def test_cap_capacity_and_filled_input_beside_every_speed_figure(seed_site, lang):
-    t = load_catalogs(PROJECT / "theme")[lang].t
+    t = load_catalogs(PROJECT)[lang].t
     summary = seed_site[f"summary.{lang}"]
     for filled in ("8,193", "32,768"):
         limits = t("caveat.limits", cap=CAP, capacity="65,536", prompt=filled)
@@ -174,7 +174,7 @@ def test_quality_results_show_their_output_caps(tmp_path):
     site = render_site(tmp_path / "data", PROJECT)
     slug = report_address(records.parent)
     for lang, suffix in (("ja", ""), ("en", ".en")):
-        t = load_catalogs(PROJECT / "theme")[lang].t
+        t = load_catalogs(PROJECT)[lang].t
         quality = _text(site.docs[f"reports/{slug}/quality{suffix}.md"])
         summary = _text(site.docs[f"reports/{slug}/index{suffix}.md"])
         problems = re.escape(t("quality.limits_problems")) + r' <span data-caveat="C-CAPACITY">'

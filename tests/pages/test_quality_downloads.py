@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -16,12 +15,12 @@ import pytest
 from sitegen.pages.downloads import QUALITY_TABLES, make_downloads, quality_tables
 from sitegen.pages.i18n import load_strings
 from sitegen.plan.items import plan_items
+from sitegen.project import packaged_theme
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import make_report
 from tests.sitefixtures import publishable_campaign
 from tests.statistics.test_quality_records import quality_plan
 
-THEME = Path(__file__).resolve().parents[2] / "theme"
 NEGATIVE = -7
 """A wrong answer whose extracted text (``-7``) a spreadsheet would read as a formula."""
 
@@ -125,7 +124,7 @@ def test_untrusted_answers_are_spreadsheet_safe_in_csv_and_exact_in_parquet(buil
 
 
 def test_each_quality_table_is_described_in_both_languages():
-    strings = load_strings(THEME)
+    strings = load_strings(packaged_theme())
     for table in QUALITY_TABLES:
         label = strings[f"download.{table}"]
         assert label.ja and label.en and label.ja != label.en

@@ -14,7 +14,7 @@ from sitegen.errors import ConfigError
 from sitegen.plan.io import canonical_plan_json, load_plan, plan_sha256
 from tests.conftest import make_plan
 
-PLANS = Path(__file__).resolve().parents[2] / "plans"
+PLANS = Path(__file__).resolve().parents[2] / "examples" / "plans"
 
 HTTP_PLAN = """
 name: http

@@ -17,7 +17,7 @@ from sitegen.plan.io import canonical_plan_json, load_plan, plan_sha256
 from sitegen.plan.models import ConditionSpec, Plan, QualitySpec, SamplingOverride
 from tests.conftest import make_plan
 
-PLANS = Path(__file__).resolve().parents[2] / "plans"
+PLANS = Path(__file__).resolve().parents[2] / "examples" / "plans"
 
 HEADER = """
 name: grid

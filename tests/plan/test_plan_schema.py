@@ -30,7 +30,7 @@ def _errors(name: str, data: object) -> list[str]:
     ]
 
 
-PLAN_FILES = sorted((PROJECT / "plans").glob("*.yaml"))
+PLAN_FILES = sorted((PROJECT / "examples" / "plans").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", PLAN_FILES, ids=lambda p: p.name)

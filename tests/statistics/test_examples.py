@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 from sitegen.pages.directives import Directives, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import ExamplesSpec
+from sitegen.project import packaged_theme
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.examples import example_views
 from sitegen.statistics.report import make_report
 from tests.sitefixtures import publishable_campaign
 from tests.statistics.test_quality_records import quality_plan
 
-THEME = Path(__file__).resolve().parents[2] / "theme"
 HOSTILE = '<script>alert("x")</script>{"answer": "<b>bold</b>"}'
 
 
@@ -110,8 +109,8 @@ def test_a_speed_example_shows_the_input_without_filler_and_every_condition(tmp_
 
 
 def _render_examples(report, lang: str) -> str:
-    catalog = Catalog(lang, load_strings(THEME))
-    env = html_environment(str(THEME / "partials"))
+    catalog = Catalog(lang, load_strings(packaged_theme()))
+    env = html_environment(str(packaged_theme() / "partials"))
     return str(Directives(env, catalog, report, [report]).examples())
 
 

@@ -7,7 +7,6 @@ rendered. Data rules are checked on records and annotations.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from sitegen.validation import validate_campaigns
 from sitegen.validation.rules import load_rules
 from tests.conftest import make_plan
-from tests.sitefixtures import copy_project, publishable_campaign, resign
+from tests.sitefixtures import copy_project, project_page, publishable_campaign, resign
 from tests.statistics.test_quality_records import quality_plan
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -205,7 +204,7 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
     if isinstance(case, ContentEdit):
         project = copy_project(tmp_path / "project")
         for lang in ("ja", "en"):
-            page = project / "content" / lang / case.page
+            page = project_page(project, f"{lang}/{case.page}")
             page.write_text(page.read_text() + "\n" + case.text + "\n")
     with pytest.raises(DataError) as caught:
         render_site(tmp_path / "data", project)
@@ -217,11 +216,9 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
 def test_c_length_reproduces_the_004_confound(tmp_path):
     """004: "MTP halved the time" while tok/s was 16.57 vs 16.24 and the answers were
     8,604 vs 4,083 tokens long. A time ratio is refused; equal lengths allow it."""
-    project = tmp_path / "project"
-    shutil.copytree(PROJECT / "content", project / "content")
-    shutil.copytree(PROJECT / "theme", project / "theme")
+    project = copy_project(tmp_path / "project")
     for lang in ("ja", "en"):
-        speed = project / "content" / lang / "report" / "speed.md"
+        speed = project_page(project, f"{lang}/report/speed.md")
         speed.write_text(speed.read_text() + '\n{{ completion_time("short", ratio=True) }}\n')
 
     def confound(record):
@@ -335,20 +332,20 @@ def test_missing_translation_and_figure_parity(tmp_path):
     publishable(
         tmp_path / "data", make_plan(inputs=[InputSpec(id="short", text="q", max_output_tokens=8)])
     )
-    project = tmp_path / "project"
-    shutil.copytree(PROJECT / "content", project / "content")
-    shutil.copytree(PROJECT / "theme", project / "theme")
+    project = copy_project(tmp_path / "project")
     en = project / "theme" / "i18n" / "en.yml"
-    en.write_text(en.read_text().replace('page.speed: "Speed"\n', ""))
+    en.parent.mkdir(parents=True)
+    en.write_text('page.speed: " "\npage.sped: "Speed"\n')
     with pytest.raises(DataError) as caught:
         render_site(tmp_path / "data", project)
-    assert "missing key 'page.speed'" in str(caught.value) and "en.yml" in str(caught.value)
-    shutil.copy(PROJECT / "theme" / "i18n" / "en.yml", en)
+    assert "en.yml → page.speed: blank" in str(caught.value)
+    assert "en.yml → page.sped: not a key of sitegen's catalog" in str(caught.value)
+    en.unlink()
     (project / "content" / "sources.yaml").write_text(
         "sources:\n  - {id: vendor, title: Vendor sheet, publisher: Vendor, date: 2025-01-01}\n"
     )
     for lang, figure in (("ja", "5 倍"), ("en", "2×")):
-        summary = project / "content" / lang / "report" / "index.md"
+        summary = project_page(project, f"{lang}/report/index.md")
         summary.write_text(
             summary.read_text() + f'\nA claim: {{{{ literal("{figure}", source="vendor") }}}}\n'
         )
