@@ -53,37 +53,48 @@ def publish_version(
     """
     staging = new_staging(home)
     try:
-        site = staging / "site"
-        version_dir = site / VERSIONS_DIR / build.label
-        try:
-            render_version(build, project_dir, staging, version_dir)
-        except OSError as exc:  # a full disk while writing pages: one line, site untouched
-            raise StorageError.from_os_error(exc, "write the new version under", staging) from exc
-        kill_point("after-render")
-        shared = shared_assets()
-        version = PublishedVersion(
-            build.label,
-            build.data_epoch,
-            build.figures,
-            hash_tree(version_dir),
-            {path: sha256_bytes(data) for path, data in shared.items()},
-        )
-        existing = next((v for v in published if v.label == build.label), None)
-        if existing is not None:
-            _require_identical(existing, version)
-            write_build_marker(home.site, marker)
-            return "unchanged"
-        (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
-        for other in published:
-            link_tree(home.site / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
-        _write_shared(home.site, site, published, shared)
-        write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build))
-        write_build_marker(site, marker)
-        kill_point("after-release-written")
-        switch(home, site)
-        return "published"
+        return _publish_in(staging, build, project_dir, home, published, marker)
+    except OSError as exc:  # a full disk while writing: one line, the site untouched
+        raise StorageError.from_os_error(exc, "write the new version under", staging) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish_in(
+    staging: Path,
+    build: VersionBuild,
+    project_dir: Path,
+    home: SiteHome,
+    published: list[PublishedVersion],
+    marker: BuildMarker,
+) -> Outcome:
+    """``publish_version``'s work inside its staging folder."""
+    site = staging / "site"
+    version_dir = site / VERSIONS_DIR / build.label
+    render_version(build, project_dir, staging, version_dir)
+    kill_point("after-render")
+    shared = shared_assets()
+    version = PublishedVersion(
+        build.label,
+        build.data_epoch,
+        build.figures,
+        hash_tree(version_dir),
+        {path: sha256_bytes(data) for path, data in shared.items()},
+    )
+    existing = next((v for v in published if v.label == build.label), None)
+    if existing is not None:
+        _require_identical(existing, version)
+        write_build_marker(home.site, marker)
+        return "unchanged"
+    (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
+    for other in published:
+        link_tree(home.site / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
+    _write_shared(home.site, site, published, shared)
+    write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build))
+    write_build_marker(site, marker)
+    kill_point("after-release-written")
+    switch(home, site)
+    return "published"
 
 
 def root_notice(build: VersionBuild) -> str:

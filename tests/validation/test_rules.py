@@ -55,7 +55,7 @@ def checked(tmp_path_factory):
             {"trial_id": "on/short/r0", "reason": {"ja": "短い回答", "en": "a short answer"}}
         ],
     )
-    quality = publishable(data, quality_plan())
+    quality = publishable(data, quality_plan().model_copy(update={"name": "quality"}))
     annotate(
         quality,
         post_hoc=[
