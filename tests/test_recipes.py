@@ -1,5 +1,5 @@
-"""The README's "Where to change what": each recipe adds a toy instance through exactly
-the places the README names, and the build picks it up."""
+"""docs/project.md, "Where to change what": each recipe adds a toy instance through exactly
+the places it names, and the build picks it up."""
 
 from __future__ import annotations
 

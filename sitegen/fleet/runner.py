@@ -319,7 +319,7 @@ def run_fleet(
         raise ConfigError(
             f"cannot reach the Ray cluster at {address or 'a new local instance'}: "
             f"{_first_line(exc)} (is `ray start` running there, and does this machine have "
-            "the cluster's auth token? See the README, 'Measuring on several machines')"
+            "the cluster's auth token? See docs/fleets.md)"
         ) from exc
     try:
         check_resources(fleet, ray.nodes())
