@@ -68,7 +68,7 @@ class Served:
     def report(self) -> str:
         """``reports/<slug>/`` of the campaign published in both versions (not the sweep's,
         which v2 adds)."""
-        speed = next(p for p in self.pages if p.endswith("/speed/") and "/sweep-" not in p)
+        speed = next(p for p in self.pages if p.endswith("/speed/") and "/reports/sweep/" not in p)
         return "reports/" + speed.split("/reports/")[1].removesuffix("speed/")
 
 
@@ -257,7 +257,7 @@ def test_with_site_url_the_pages_and_selectors_are_clean(browser, site_with_url)
 
 
 def test_sweep_and_pareto_charts_draw_every_trial(browser, site, screenshot_dir):
-    sweep = next(p for p in site.pages if p.endswith("/sweep/") and "/en/" in p)
+    sweep = next(p for p in site.pages if p.endswith("/reports/sweep/sweep/") and "/en/" in p)
     with browser.new_page(viewport=(1280, 900)) as page:
         pending = _in_flight(page)
         page.goto(site.base_url + sweep)
