@@ -9,20 +9,17 @@ theme, sitegen and renderer versions, label) are those of the site in place does
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
 import yaml
 from pydantic import ValidationError
 
-import sitegen
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import VersionBuild, read_site_settings
@@ -30,10 +27,11 @@ from sitegen.pages.render import Docs, render_docs
 from sitegen.project import require_project
 from sitegen.publish.archive import check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
-from sitegen.publish.marker import BuildMarker, read_build_marker
+from sitegen.publish.inputs import unchanged_build
+from sitegen.publish.marker import BuildMarker
 from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
-from sitegen.records.campaign import CAMPAIGNS_DIR, Campaign, read_campaigns
+from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.redact import Redactor, redact_campaign
 from sitegen.statistics.comparison import (
     NOTHING_TO_COMPARE,
@@ -47,20 +45,6 @@ from sitegen.validation import check_project, validate_campaigns
 
 COMPARISONS_DIR = "content/comparisons"
 """Declarations of reports over several campaigns, one ``<id>.yaml`` each."""
-
-RENDERING_PACKAGES = (
-    "mkdocs",
-    "mkdocs-material",
-    "mkdocs-static-i18n",
-    "markdown",
-    "pymdown-extensions",
-    "jinja2",
-    "plotly",
-    "pandas",
-    "pyarrow",
-    "pydantic",
-)
-"""Packages whose version can change the bytes of the site."""
 
 
 @dataclass(frozen=True)
@@ -191,18 +175,27 @@ def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampai
 
 
 def build_site(
-    data_dir: Path, site_dir: Path, project_dir: Path, version: str | None = None
+    data_dir: Path,
+    site_dir: Path,
+    project_dir: Path,
+    version: str | None = None,
+    changed_inputs_sha256: str | None = None,
 ) -> BuildResult:
     """Publish the records of ``data_dir`` as version ``version`` (default: the date of
-    the latest record, ``YYYY-MM-DD`` in UTC) of the site in ``site_dir``."""
+    the latest record, ``YYYY-MM-DD`` in UTC) of the site in ``site_dir``.
+    ``changed_inputs_sha256``: the inputs' digest, from a caller that has just found the
+    site not built from them (``unchanged_build``), so they are not hashed again."""
     project_dir = project_dir.resolve()
     require_project(project_dir)
     if version is not None:
         check_label(version)
-    inputs_sha256 = input_digest(data_dir, project_dir, version)
-    marker = read_build_marker(site_dir)
-    if marker is not None and marker.inputs_sha256 == inputs_sha256:
-        return BuildResult(site_dir, marker.version, "up-to-date", marker.campaigns, marker.records)
+    inputs_sha256 = changed_inputs_sha256
+    if inputs_sha256 is None:
+        inputs_sha256, marker = unchanged_build(data_dir, site_dir, project_dir, version)
+        if marker is not None:
+            return BuildResult(
+                site_dir, marker.version, "up-to-date", marker.campaigns, marker.records
+            )
 
     rendered = render_site(data_dir, project_dir)
     data_epoch, default_label = latest_record_time(rendered.reports)
@@ -250,42 +243,3 @@ def latest_record_time(reports: list[Report]) -> tuple[int, str]:
     starts = [datetime.fromisoformat(r.started_at) for rep in reports for r in rep.campaign.records]
     latest = max(starts, default=datetime.fromtimestamp(0, UTC))
     return int(latest.timestamp()), latest.astimezone(UTC).date().isoformat()
-
-
-def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
-    """SHA-256 over everything the site is made from: the files a build reads, sitegen's
-    own code and the renderer versions (cheap next to rendering: hashing, no parsing)."""
-    digest = hashlib.sha256()
-
-    def add(name: str, data: bytes) -> None:
-        digest.update(f"{name}\0{len(data)}\0".encode())
-        digest.update(data)
-
-    def add_file(name: str, path: Path) -> None:
-        # In blocks: records files grow to hundreds of MB.
-        digest.update(f"{name}\0{path.stat().st_size}\0".encode())
-        with path.open("rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
-
-    add("label", (version or "").encode())
-    roots = {
-        "project": project_dir,
-        "sitegen": Path(sitegen.__file__).parent,
-        "campaigns": data_dir / CAMPAIGNS_DIR,
-    }
-    sources = [("project", project_dir / "mkdocs.yml")]
-    sources += [("project", p) for f in ("content", "theme") for p in (project_dir / f).rglob("*")]
-    sources += [("sitegen", p) for p in roots["sitegen"].rglob("*")]
-    sources += [("campaigns", p) for p in roots["campaigns"].rglob("*")]
-    for root, path in sorted(sources):
-        relative = path.relative_to(roots[root])
-        # Every campaign file but the engine logs (plans, records, annotations).
-        skipped = "__pycache__" in relative.parts or (
-            root == "campaigns" and "logs" in relative.parts
-        )
-        if path.is_file() and not skipped:
-            add_file(f"{root}/{relative.as_posix()}", path)
-    for package in RENDERING_PACKAGES:
-        add(package, metadata.version(package).encode())
-    return digest.hexdigest()

@@ -195,20 +195,42 @@ def _measure_fleet(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> None:
-    from sitegen.build import build_site
+    from sitegen.project import require_project
+    from sitegen.publish.archive import check_label
+    from sitegen.publish.inputs import unchanged_build
 
     started = time.monotonic()
-    result = build_site(
-        data_dir=args.data, site_dir=args.site, project_dir=args.project, version=args.version
-    )
+    project = args.project.resolve()
+    require_project(project)
+    if args.version is not None:
+        check_label(args.version)
+    # An unchanged site is known before the renderer is imported (most of a second).
+    inputs_sha256, marker = unchanged_build(args.data, args.site, project, args.version)
+    if marker is not None:
+        outcome, version, campaigns, records = (
+            "up-to-date",
+            marker.version,
+            marker.campaigns,
+            marker.records,
+        )
+    else:
+        from sitegen.build import build_site
+
+        result = build_site(args.data, args.site, project, args.version, inputs_sha256)
+        outcome, version, campaigns, records = (
+            result.outcome,
+            result.version,
+            result.campaigns,
+            result.records,
+        )
     what = {
-        "published": f"version {result.version} published",
-        "unchanged": f"version {result.version} was already published with the same content",
-        "up-to-date": f"nothing changed since version {result.version} was built",
-    }[result.outcome]
+        "published": f"version {version} published",
+        "unchanged": f"version {version} was already published with the same content",
+        "up-to-date": f"nothing changed since version {version} was built",
+    }[outcome]
     print(
-        f"site {result.site_dir}: {what} ({result.campaigns} campaign(s), "
-        f"{result.records} records, {time.monotonic() - started:.1f} s)"
+        f"site {args.site}: {what} ({campaigns} campaign(s), {records} records, "
+        f"{time.monotonic() - started:.1f} s)"
     )
 
 

@@ -314,3 +314,20 @@ def test_a_killed_builds_scratch_folder_is_removed_by_the_next_build(tmp_path, m
     publishable_campaign(tmp_path / "data")
     build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
     assert not abandoned.exists() and ours.exists()
+
+
+def test_an_unchanged_build_stops_before_importing_the_renderer(tmp_path):
+    import subprocess
+    import sys
+
+    publishable_campaign(tmp_path / "data")
+    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+    script = (
+        "import sys; from sitegen.cli import main; "
+        f"code = main(['build', '--data', {str(tmp_path / 'data')!r}, '--site', "
+        f"{str(tmp_path / 'site')!r}, '--project', {str(PROJECT)!r}, '--version', 'v1']); "
+        "print(code, sorted(m for m in ('pandas', 'mkdocs', 'plotly') if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert "nothing changed since version v1 was built" in run.stdout, run.stderr
+    assert run.stdout.strip().endswith("0 []")

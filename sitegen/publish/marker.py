@@ -18,7 +18,7 @@ class BuildMarker(StrictModel):
     schema_version: Literal[1] = 1
     """Version of this format."""
     inputs_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    """Digest of everything the site was made from (see ``build.input_digest``)."""
+    """Digest of everything the site was made from (see ``publish.inputs.input_digest``)."""
     version: str
     """Label of the version the build published (or found already published)."""
     campaigns: int = Field(ge=0)

@@ -45,6 +45,7 @@ from sitegen.models import StrictModel
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.plan.models import Plan, SpeculativeSpec
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
+from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.records.models import (
     RECORD_SCHEMA_VERSION,
     ArtifactEntry,
@@ -62,8 +63,6 @@ TELEMETRY_LOG = "logs/telemetry.jsonl"
 LOG_FILES = (ENGINE_LOG, TELEMETRY_LOG)
 """Logs written while measuring: they only grow, and each signature covers them."""
 LOCK_FILE = ".lock"
-CAMPAIGNS_DIR = "campaigns"
-"""Folder of ``data/`` holding one directory per campaign."""
 RULE = "manifest"
 """Rule id of the issues found checking a campaign against its manifest."""
 GROWING_FILES = frozenset({RECORDS_FILE, *LOG_FILES})

@@ -1,0 +1,77 @@
+"""What a build is made from, hashed: an unchanged build stops here, before anything
+imports the renderer (pandas, plotly, mkdocs take most of a second to import)."""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import metadata
+from pathlib import Path
+
+import sitegen
+from sitegen.publish.marker import BuildMarker, read_build_marker
+from sitegen.records.layout import CAMPAIGNS_DIR
+
+RENDERING_PACKAGES = (
+    "mkdocs",
+    "mkdocs-material",
+    "mkdocs-static-i18n",
+    "markdown",
+    "pymdown-extensions",
+    "jinja2",
+    "plotly",
+    "pandas",
+    "pyarrow",
+    "pydantic",
+)
+"""Packages whose version can change the bytes of the site."""
+
+
+def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
+    """SHA-256 over everything the site is made from: the files a build reads, sitegen's
+    own code and the renderer versions (cheap next to rendering: hashing, no parsing)."""
+    digest = hashlib.sha256()
+
+    def add(name: str, data: bytes) -> None:
+        digest.update(f"{name}\0{len(data)}\0".encode())
+        digest.update(data)
+
+    def add_file(name: str, path: Path) -> None:
+        # In blocks: records files grow to hundreds of MB.
+        digest.update(f"{name}\0{path.stat().st_size}\0".encode())
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+
+    add("label", (version or "").encode())
+    roots = {
+        "project": project_dir,
+        "sitegen": Path(sitegen.__file__).parent,
+        "campaigns": data_dir / CAMPAIGNS_DIR,
+    }
+    sources = [("project", project_dir / "mkdocs.yml")]
+    sources += [("project", p) for f in ("content", "theme") for p in (project_dir / f).rglob("*")]
+    sources += [("sitegen", p) for p in roots["sitegen"].rglob("*")]
+    sources += [("campaigns", p) for p in roots["campaigns"].rglob("*")]
+    for root, path in sorted(sources):
+        relative = path.relative_to(roots[root])
+        # Every campaign file but the engine logs (plans, records, annotations).
+        skipped = "__pycache__" in relative.parts or (
+            root == "campaigns" and "logs" in relative.parts
+        )
+        if path.is_file() and not skipped:
+            add_file(f"{root}/{relative.as_posix()}", path)
+    for package in RENDERING_PACKAGES:
+        add(package, metadata.version(package).encode())
+    return digest.hexdigest()
+
+
+def unchanged_build(
+    data_dir: Path, site_dir: Path, project_dir: Path, version: str | None
+) -> tuple[str, BuildMarker | None]:
+    """The inputs' digest, and the site's build marker when the site was built from
+    exactly these inputs (``None``: something changed)."""
+    inputs_sha256 = input_digest(data_dir, project_dir, version)
+    marker = read_build_marker(site_dir)
+    if marker is not None and marker.inputs_sha256 == inputs_sha256:
+        return inputs_sha256, marker
+    return inputs_sha256, None
