@@ -29,8 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sitegen.build import build_site
-from sitegen.engine import registry
-from sitegen.engine.base import StreamChunk
+from sitegen.engine import options, registry
 from sitegen.engine.fake import FakeEngine
 from sitegen.engine.options import FakeOptions
 from sitegen.measure import run_campaign
@@ -44,6 +43,7 @@ from sitegen.plan.models import (
     SpeculativeSpec,
 )
 from sitegen.records.campaign import RECORDS_FILE
+from sitegen.records.stream import StreamChunk
 
 PROJECT = Path(__file__).resolve().parents[1]
 TEXT_BYTES = 2_000
@@ -120,7 +120,7 @@ class SyntheticEngine(FakeEngine):
 
 def register_synthetic_engine() -> None:
     registry.ENGINES[SYNTHETIC_ENGINE] = f"{__name__}:SyntheticEngine"
-    registry.ENGINE_OPTIONS[SYNTHETIC_ENGINE] = FakeOptions
+    options.ENGINE_OPTIONS[SYNTHETIC_ENGINE] = FakeOptions
 
 
 def synthesize(data_dir: Path, scale: int) -> int:

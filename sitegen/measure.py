@@ -26,16 +26,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sitegen import __version__
-from sitegen.engine.base import Engine, EngineDescription, GenerationRequest, StreamChunk, StreamEnd
-from sitegen.engine.llamacpp_embedded import cpu_name
-from sitegen.engine.memory import MemoryProbe, PeakMemorySampler, ProcessRssProbe
+from sitegen.engine.base import Engine, EngineDescription, GenerationRequest
+from sitegen.engine.memory import MemoryProbe, PeakMemorySampler, ProcessRssProbe, cpu_name
 from sitegen.engine.nvml import nvml_cuda_version
-from sitegen.engine.options import ServerOptions
-from sitegen.engine.registry import (
-    get_engine_class,
-    parse_engine_options,
-    validate_engine_options,
-)
+from sitegen.engine.options import ServerOptions, parse_engine_options, validate_engine_options
+from sitegen.engine.registry import get_engine_class
 from sitegen.engine.telemetry import ProcessCpuTime, TelemetrySampler, nvml_telemetry_probes
 from sitegen.errors import SitegenError, StorageError
 from sitegen.plan.expand import TrialSpec, expand_trials
@@ -57,6 +52,7 @@ from sitegen.records.models import (
     Sampling,
     TrialRecord,
 )
+from sitegen.records.stream import StreamChunk, StreamEnd
 
 MAX_CONSECUTIVE_ENGINE_FAILURES = 3
 """Trials of one condition in a row whose engine would not load or failed as a whole

@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from sitegen.engine.base import Engine
-from sitegen.engine.options import ServerOptions, is_local
-from sitegen.engine.registry import get_engine_class, validate_engine_options
+from sitegen.engine.options import ServerOptions, is_local, validate_engine_options
+from sitegen.engine.registry import get_engine_class
 from sitegen.engine.server import ServerMismatch, WaitReport
 from sitegen.errors import SitegenError
 from sitegen.plan.expand import expand_trials

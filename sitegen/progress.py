@@ -34,7 +34,7 @@ from rich.text import Text
 from sitegen.records.models import TrialRecord
 
 if TYPE_CHECKING:
-    from sitegen.engine.server import WaitReport
+    from sitegen.engine.base import WaitReport
 
 WAIT_LINE_EVERY_S = 10
 """Seconds between the plain lines about a server waited for (not on a terminal)."""

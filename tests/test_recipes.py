@@ -12,7 +12,7 @@ from pydantic import Field
 
 import sitegen.project
 from sitegen.build import render_site
-from sitegen.engine import registry
+from sitegen.engine import options, registry
 from sitegen.engine.fake import FakeEngine
 from sitegen.engine.options import FakeOptions
 from sitegen.errors import ConfigError, DataError
@@ -59,7 +59,7 @@ class ToyEngine(FakeEngine):
 def test_add_an_engine(tmp_path, monkeypatch):
     # 1. the engine module; 2. its options model; 3. ENGINES and ENGINE_OPTIONS.
     monkeypatch.setitem(registry.ENGINES, "toy", "tests.test_recipes:ToyEngine")
-    monkeypatch.setitem(registry.ENGINE_OPTIONS, "toy", ToyOptions)
+    monkeypatch.setitem(options.ENGINE_OPTIONS, "toy", ToyOptions)
     plan = make_plan(engine="toy")
     plan = plan.model_copy(
         update={
@@ -82,7 +82,7 @@ def test_add_an_engine(tmp_path, monkeypatch):
         }
     )
     with pytest.raises(ConfigError, match="'toy' has no option 'wrds'"):
-        registry.validate_engine_options(bad)
+        options.validate_engine_options(bad)
 
 
 def test_add_a_page(project, data, monkeypatch):

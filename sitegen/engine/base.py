@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
-from sitegen.engine.options import EngineOptions
-from sitegen.engine.registry import parse_engine_options
+from sitegen.engine.options import EngineOptions, parse_engine_options
 from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records.models import DeviceInfo, EngineInfo, Finish, ModelInfo
+from sitegen.records.models import DeviceInfo, EngineInfo, ModelInfo
+from sitegen.records.stream import StreamEvent
 
-if TYPE_CHECKING:
-    from sitegen.engine.server import WaitReport
+WaitReport = Callable[[str, float, float], None]
+"""Called while a server is waited for: (its URL, seconds waited, seconds allowed)."""
 
 
 @dataclass(frozen=True)
@@ -35,38 +35,6 @@ class GenerationRequest:
     seed: int
     timeout_s: float
     template_kwargs: dict[str, str | int | float | bool] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class StreamChunk:
-    """One or more generated tokens arriving at monotonic time ``t``."""
-
-    t: float
-    answer: str = ""
-    reasoning: str = ""
-
-
-@dataclass(frozen=True)
-class StreamEnd:
-    """How the request ended, with the engine's own counts."""
-
-    t: float
-    finish: Finish
-    generated_tokens: int | None = None
-    prompt_tokens: int | None = None
-    native_tps: float | None = None
-    draft_proposed: int | None = None
-    draft_accepted: int | None = None
-    error: str | None = None
-    prompt_processing_s: float | None = None
-    """Prefill time as the engine reports it (llama.cpp ``timings.prompt_ms`` ÷ 1000)."""
-    reasoning_tokens: int | None = None
-    """Thinking tokens, only where the engine streams thinking separately (else ``None``)."""
-    answer_tokens: int | None = None
-    """Answer tokens, counted the same way as ``reasoning_tokens``."""
-
-
-StreamEvent = StreamChunk | StreamEnd
 
 
 class Engine(ABC):

@@ -18,23 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from sitegen.engine.base import (
-    Engine,
-    EngineDescription,
-    GenerationRequest,
-    StreamChunk,
-    StreamEnd,
-    StreamEvent,
-)
+from sitegen.engine.base import Engine, EngineDescription, GenerationRequest
+from sitegen.engine.memory import cpu_name
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.options import EmbeddedLlamaCppOptions
 from sitegen.errors import ConfigError, EngineError, MissingDependency
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import DeviceInfo, EngineInfo
+from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 
 if TYPE_CHECKING:
-    from sitegen.engine.server import WaitReport
+    from sitegen.engine.base import WaitReport
 
 _SPEC_TYPES = {
     "ngram-simple": "NGRAM_SIMPLE",
@@ -265,14 +260,3 @@ def _text_tokens(client: httpx.Client, text: str) -> int:
     )
     reply.raise_for_status()
     return len(reply.json()["tokens"])
-
-
-def cpu_name() -> str | None:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        return None
-    return None

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd, StreamEvent
+from sitegen.engine.base import GenerationRequest
 from sitegen.engine.llamacpp_embedded import (
     context_per_slot,
     request_body,
@@ -38,6 +38,7 @@ from sitegen.engine.sse import stream_openai
 from sitegen.errors import EngineError
 from sitegen.plan.models import ConditionSpec, Plan, SpeculativeSpec
 from sitegen.records.models import EngineInfo, ModelInfo
+from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 
 # Plan modes → llama.cpp `--spec-type` names.
 _SPEC_TYPE_NAMES = {

@@ -106,3 +106,15 @@ class PeakMemorySampler:
             )
             for probe, peak in zip(self.probes, self._peaks, strict=True)
         ]
+
+
+def cpu_name() -> str | None:
+    """This host's CPU model (``model name`` in ``/proc/cpuinfo``), when it says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from sitegen.engine.base import GenerationRequest, StreamEnd, StreamEvent
+from sitegen.engine.base import GenerationRequest
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.options import OpenAIOptions
 from sitegen.engine.server import (
@@ -40,6 +40,7 @@ from sitegen.engine.sse import error_message, stream_openai
 from sitegen.errors import ConfigError, EngineError
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import EngineInfo, ModelInfo
+from sitegen.records.stream import StreamEnd, StreamEvent
 
 
 def openai_request_body(request: GenerationRequest, api: str, model: str) -> dict[str, Any]:

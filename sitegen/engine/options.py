@@ -1,20 +1,25 @@
 """Each engine's ``engine_options``, typed: the keys a condition may set, their types and
 defaults, documented field by field.
 
-This module imports nothing beyond pydantic, so a plan's options are checked when it is
+This module imports no engine, so a plan's options are checked when it is
 loaded without importing any engine (torch, exllamav3, xllamacpp, httpx). A field marked
 ``location`` only says where a server is, how to reach or observe it: it is recorded as a flag
-but does not make two conditions differ (``sitegen.engine.registry.location_options``).
+but does not make two conditions differ (``location_options``). Which model belongs to which engine is ``ENGINE_OPTIONS``; the
+engines themselves are registered in ``sitegen.engine.registry``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import BeforeValidator, Field, ValidationError, field_validator
 
+from sitegen.errors import ConfigError, error_message
 from sitegen.models import StrictModel
+
+if TYPE_CHECKING:
+    from sitegen.plan.models import ConditionSpec, Plan
 
 LOCATION: dict[str, Any] = {"location": True}
 """``json_schema_extra`` of an option that only locates a server (host, port, process)."""
@@ -161,3 +166,109 @@ class FakeOptions(EngineOptions):
     thinking_tokens: int = Field(default=0, ge=0)
     """Tokens streamed as thinking before the answer, like llama.cpp's chat API; with more
     than zero the engine reports thinking and answer token counts (else ``None``)."""
+
+
+ENGINE_OPTIONS: dict[str, type[EngineOptions]] = {
+    "llamacpp-embedded": EmbeddedLlamaCppOptions,
+    "llamacpp-http": LlamaCppHttpOptions,
+    "openai": OpenAIOptions,
+    "exllamav3": ExLlamaV3Options,
+    "fake": FakeOptions,
+}
+"""Engine id → the model of its ``engine_options``."""
+
+
+def require_known_engine(engine_id: str) -> None:
+    """Refuse an engine id that is not registered (every engine has an options model)."""
+    if engine_id not in ENGINE_OPTIONS:
+        known = ", ".join(sorted(ENGINE_OPTIONS))
+        raise ConfigError(f"unknown engine '{engine_id}' (known: {known})")
+
+
+def location_options(engine_id: str) -> frozenset[str]:
+    """Options of ``engine_id`` that only locate a server (base URL, process id …): recorded
+    as flags, but two conditions that differ only in them are configured alike."""
+    require_known_engine(engine_id)
+    return ENGINE_OPTIONS[engine_id].location_keys()
+
+
+def parse_engine_options(engine_id: str, condition: ConditionSpec) -> EngineOptions:
+    """``condition.engine_options`` as the engine's typed options; a ``ConfigError`` names
+    the condition, the engine and each bad key."""
+    require_known_engine(engine_id)
+    try:
+        return ENGINE_OPTIONS[engine_id].model_validate(condition.engine_options)
+    except ValidationError as exc:
+        unknown, invalid = _option_problems(exc)
+        problems = _describe(engine_id, unknown, invalid)
+        raise ConfigError(f"condition '{condition.id}': {problems}") from None
+
+
+def validate_engine_options(plan: Plan) -> None:
+    """Refuse an unknown engine, an unknown option key or an ill-typed option value in any
+    condition, in one line that names each problem once with the conditions it is in."""
+    require_known_engine(plan.engine)
+    # A key set in a grid's ``common`` fails in every condition: it is named once.
+    unknown_in: dict[str, list[str]] = {}
+    invalid_in: dict[str, list[str]] = {}
+    for condition in plan.conditions:
+        try:
+            ENGINE_OPTIONS[plan.engine].model_validate(condition.engine_options)
+        except ValidationError as exc:
+            unknown, invalid = _option_problems(exc)
+            for key in unknown:
+                unknown_in.setdefault(key, []).append(condition.id)
+            for problem in invalid:
+                invalid_in.setdefault(problem, []).append(condition.id)
+    groups: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+    for key, ids in unknown_in.items():
+        groups.setdefault(tuple(ids), ([], []))[0].append(key)
+    for problem, ids in invalid_in.items():
+        groups.setdefault(tuple(ids), ([], []))[1].append(problem)
+    alone = [c.id for c in plan.conditions if c.concurrency > 1]
+    if alone and not ENGINE_OPTIONS[plan.engine].concurrent_requests:
+        raise ConfigError(
+            f"{_conditions(tuple(alone))}: engine '{plan.engine}' serves one request at a "
+            "time; concurrency must be 1"
+        )
+    if groups:
+        raise ConfigError(
+            "; ".join(
+                f"{_conditions(ids)}: {_describe(plan.engine, unknown, invalid)}"
+                for ids, (unknown, invalid) in groups.items()
+            )
+        )
+
+
+def _option_problems(exc: ValidationError) -> tuple[list[str], list[str]]:
+    """Unknown keys, and one problem per ill-typed key (a value that fits no branch of a
+    union fails each branch; the first is told)."""
+    unknown: list[str] = []
+    invalid: dict[str, str] = {}
+    for error in exc.errors():
+        key = str(error["loc"][0])
+        if error["type"] == "extra_forbidden":
+            unknown.append(key)
+        elif key not in invalid:
+            if error["type"] == "value_error":  # our own validators quote the value
+                message = error_message(error)
+            else:
+                message = f"{error['msg'][:1].lower()}{error['msg'][1:]} (got {error['input']!r})"
+            invalid[key] = f"option '{key}': {message}"
+    return unknown, list(invalid.values())
+
+
+def _describe(engine_id: str, unknown: list[str], invalid: list[str]) -> str:
+    problems = list(invalid)
+    if unknown:
+        allowed = ", ".join(sorted(ENGINE_OPTIONS[engine_id].model_fields))
+        keys = ", ".join(f"'{key}'" for key in unknown)
+        noun = "option" if len(unknown) == 1 else "options"
+        problems.insert(0, f"has no {noun} {keys} (allowed: {allowed})")
+    return f"engine '{engine_id}' " + "; ".join(problems)
+
+
+def _conditions(ids: tuple[str, ...]) -> str:
+    if len(ids) == 1:
+        return f"condition '{ids[0]}'"
+    return "conditions " + ", ".join(f"'{i}'" for i in ids)

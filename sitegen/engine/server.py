@@ -8,7 +8,6 @@ import json
 import os
 import time
 from abc import abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
@@ -16,9 +15,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from sitegen.engine.base import Engine, EngineDescription
-from sitegen.engine.llamacpp_embedded import cpu_name
-from sitegen.engine.memory import MemoryProbe, ProcessRssProbe, listening_pid
+from sitegen.engine.base import Engine, EngineDescription, WaitReport
+from sitegen.engine.memory import MemoryProbe, ProcessRssProbe, cpu_name, listening_pid
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.nvml import nvml_devices, nvml_probes
 from sitegen.engine.options import ServerOptions, is_local
@@ -151,9 +149,6 @@ def server_devices(base_url: str) -> tuple[list[DeviceInfo], str | None, str | N
         devices = [DeviceInfo(id="cpu", name=cpu_name() or "cpu")]
     return devices, driver, interconnect
 
-
-WaitReport = Callable[[str, float, float], None]
-"""Called while a server is waited for: (its URL, seconds waited, seconds allowed)."""
 
 REFUSED_GRACE_S = 3.0
 """How long preflight retries a refused connection (a server still starting) before it

@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
-from sitegen.engine.base import StreamEvent
 from sitegen.engine.openai_stream import OpenAIStreamParser
+from sitegen.records.stream import StreamEvent
 
 _DONE = "[DONE]"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from sitegen.engine.registry import validate_engine_options
+from sitegen.engine.options import validate_engine_options
 from sitegen.errors import ConfigError, one_line, pydantic_issues
 from sitegen.plan.grid import GRID_KEY, expand_grid, invalid_plan
 from sitegen.plan.models import (

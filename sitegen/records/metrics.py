@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sitegen.engine.base import StreamChunk, StreamEnd
 from sitegen.records.models import TrialMetrics
+from sitegen.records.stream import StreamChunk, StreamEnd
 
 
 def compute_metrics(t0: float, chunks: Sequence[StreamChunk], end: StreamEnd) -> TrialMetrics:

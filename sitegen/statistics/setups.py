@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from sitegen.engine.registry import ENGINES, location_options
+from sitegen.engine.options import location_options
+from sitegen.engine.registry import ENGINES
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
 
 SetupField = Literal[

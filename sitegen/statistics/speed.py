@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from sitegen.engine.registry import location_options
+from sitegen.engine.options import location_options
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval

@@ -83,10 +83,8 @@ def check(rule_id: str, scope: Scope) -> Callable[[Callable[..., list[Issue]]], 
 
 
 def registered_checks(scope: Scope | None = None) -> list[Check]:
-    """Every registered check (of one scope), in registration order."""
-    import sitegen.validation.checks  # noqa: F401  (registers the checks on import)
-    import sitegen.validation.figure_checks  # noqa: F401
-
+    """Every registered check (of one scope), in registration order (the check modules
+    register on import; the package imports them)."""
     return [c for c in _CHECKS if scope is None or c.scope == scope]
 
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd
+from sitegen.engine.base import GenerationRequest
 from sitegen.engine.exllamav3 import (
     ExLlamaV3,
     LoadStep,
@@ -26,6 +26,7 @@ from sitegen.engine.options import ExLlamaV3Options
 from sitegen.errors import ConfigError
 from sitegen.measure import run_campaign
 from sitegen.plan.models import SpeculativeSpec
+from sitegen.records.stream import StreamChunk, StreamEnd
 from tests.conftest import make_plan
 
 

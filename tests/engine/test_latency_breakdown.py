@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.engine.base import GenerationRequest, StreamEnd
+from sitegen.engine.base import GenerationRequest
 from sitegen.engine.llamacpp_embedded import EmbeddedLlamaCpp
 from sitegen.plan.models import ConditionSpec, InputSpec, Plan
+from sitegen.records.stream import StreamEnd
 from tests.engine.conftest import CONTEXT, GEMMA
 from tests.engine.test_llamacpp_http import make_plan, measure
 

@@ -13,13 +13,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sitegen.engine.base import GenerationRequest, StreamChunk, StreamEnd
+from sitegen.engine.base import GenerationRequest
 from sitegen.engine.openai_compat import openai_request_body
 from sitegen.engine.openai_stream import OpenAIStreamParser
 from sitegen.engine.sse import error_message, stream_openai
 from sitegen.measure import run_campaign
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan
 from sitegen.records.models import TrialRecord
+from sitegen.records.stream import StreamChunk, StreamEnd
 from tests.engine.conftest import CONTEXT, GEMMA
 
 REMOTE_GEMMA = GEMMA.model_copy(

@@ -9,14 +9,13 @@ from typing import get_type_hints
 
 import pytest
 
-from sitegen.engine.registry import (
+from sitegen.engine.options import (
     ENGINE_OPTIONS,
-    ENGINES,
-    get_engine_class,
     location_options,
     parse_engine_options,
     validate_engine_options,
 )
+from sitegen.engine.registry import ENGINES, get_engine_class
 from sitegen.errors import ConfigError
 from sitegen.plan.models import ConditionSpec, SpeculativeSpec
 from sitegen.statistics.speed import condition_differences

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.engine.base import StreamChunk, StreamEnd
 from sitegen.records.metrics import compute_metrics
+from sitegen.records.stream import StreamChunk, StreamEnd
 
 
 def test_gen_tps_excludes_first_token_and_uses_engine_count():

@@ -244,7 +244,7 @@ def test_a_resumed_round_runs_all_its_users_and_records_only_the_missing(tmp_pat
 
 
 def test_an_engine_serving_one_request_at_a_time_refuses_concurrency():
-    from sitegen.engine.registry import validate_engine_options
+    from sitegen.engine.options import validate_engine_options
     from sitegen.errors import ConfigError
 
     plan = make_plan(engine="exllamav3", conditions=[_condition("off-c2", OFF, users=2)])

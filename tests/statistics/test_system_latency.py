@@ -14,7 +14,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from sitegen.build import render_site
-from sitegen.engine.base import StreamChunk, StreamEnd
 from sitegen.engine.exllamav3 import result_to_events
 from sitegen.engine.model_files import describe_model, gguf_shards
 from sitegen.engine.nvml import nvml_cuda_version
@@ -27,6 +26,7 @@ from sitegen.plan.models import ConditionSpec, ModelSpec, SamplingOverride, Spec
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.models import TrialRecord
+from sitegen.records.stream import StreamChunk, StreamEnd
 from sitegen.statistics.report import make_report
 from sitegen.statistics.system import memory_frame, system_table
 from sitegen.statistics.trials import enters_statistics
