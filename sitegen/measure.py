@@ -34,7 +34,7 @@ from sitegen.engine.registry import get_engine_class
 from sitegen.engine.telemetry import ProcessCpuTime, TelemetrySampler, nvml_telemetry_probes
 from sitegen.errors import SitegenError, StorageError
 from sitegen.plan.expand import TrialSpec, expand_trials
-from sitegen.plan.items import plan_items
+from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
 from sitegen.records.campaign import CAMPAIGNS_DIR, CampaignStore
@@ -297,6 +297,34 @@ def _conditions_after(pending: list[TrialSpec], index: int) -> set[str]:
     return {trial.condition_id for trial in pending[index:]}
 
 
+@dataclass(frozen=True)
+class _Round:
+    """What one round of requests produced, beside the records."""
+
+    outcomes: list[_Outcome]
+    wall_s: float
+    """First request handed to the engine → last request ended."""
+    peaks: list[DeviceMemory]
+    telemetry: TelemetrySampler
+    cpu_time: list[DeviceTelemetry]
+
+
+def _round_info(members: list[TrialSpec], measured: _Round, started_at: str) -> RoundInfo | None:
+    """The shared figures of a concurrent round (``None`` for a request alone)."""
+    if len(members) == 1:
+        return None
+    first = members[0]
+    tokens = sum(o.end.generated_tokens or 0 for o in measured.outcomes if o.end is not None)
+    wall = measured.wall_s
+    return RoundInfo(
+        run_id=f"{first.condition_id}/{first.input_id}/r{first.repetition}@{started_at}",
+        size=len(members),
+        wall_s=round(wall, 6),
+        generated_tokens=tokens,
+        aggregate_tps=round(tokens / wall, 4) if wall > 0 else None,
+    )
+
+
 class _Runner:
     def __init__(
         self,
@@ -381,8 +409,28 @@ class _Runner:
             outcome = _Outcome(prompt=spec.text, failure=f"input length: {exc}")
             return self._records(recorded, attempts, started_at, lambda _: outcome)
         self.prompts[spec.item_id] = prompt
+        requests = self._requests(condition, spec, prompt, members)
+        measured = self._measure_round(engine, requests)
+        samples = measured.telemetry.raw_samples()
+        if samples:
+            self._log_samples([t.trial_id for t in recorded], samples)
+        by_id = dict(zip([t.trial_id for t in members], measured.outcomes, strict=True))
+        return self._records(
+            recorded,
+            attempts,
+            started_at,
+            lambda trial: by_id[trial.trial_id],
+            _round_info(members, measured, started_at),
+            measured.peaks,
+            measured.telemetry.summaries() + measured.cpu_time,
+        )
+
+    def _requests(
+        self, condition: ConditionSpec, spec: PlanItem, prompt: str, members: list[TrialSpec]
+    ) -> list[GenerationRequest]:
+        """One request per member of the round (each with its own seed)."""
         sampling = self.plan.sampling_for(condition)
-        requests = [
+        return [
             GenerationRequest(
                 prompt=prompt,
                 max_output_tokens=spec.max_output_tokens,
@@ -395,42 +443,25 @@ class _Runner:
             )
             for trial in members
         ]
+
+    def _measure_round(self, engine: Engine, requests: list[GenerationRequest]) -> _Round:
+        """Send the requests together (one alone, several from a thread each) while memory,
+        device telemetry and CPU time are sampled."""
         probes = engine.memory_probes()
         memory = PeakMemorySampler(probes)
         telemetry, cpu_clocks = telemetry_for(probes, self.plan.telemetry.interval_s)
         with memory, telemetry, ExitStack() as cpu:
             for clock in cpu_clocks:
                 cpu.enter_context(clock)
-            t_round = time.monotonic()
+            started = time.monotonic()
             if len(requests) == 1:
                 outcomes = [_request(engine, requests[0])]
             else:
                 with ThreadPoolExecutor(len(requests), thread_name_prefix="user") as users:
                     outcomes = list(users.map(lambda r: _request(engine, r), requests))
-            t_round_end = time.monotonic()
-        round_info = None
-        if len(members) > 1:
-            tokens = sum(o.end.generated_tokens or 0 for o in outcomes if o.end is not None)
-            wall = t_round_end - t_round
-            round_info = RoundInfo(
-                run_id=f"{first.condition_id}/{first.input_id}/r{first.repetition}@{started_at}",
-                size=len(members),
-                wall_s=round(wall, 6),
-                generated_tokens=tokens,
-                aggregate_tps=round(tokens / wall, 4) if wall > 0 else None,
-            )
-        samples = telemetry.raw_samples()
-        if samples:
-            self._log_samples([t.trial_id for t in recorded], samples)
-        by_id = dict(zip([t.trial_id for t in members], outcomes, strict=True))
-        return self._records(
-            recorded,
-            attempts,
-            started_at,
-            lambda trial: by_id[trial.trial_id],
-            round_info,
-            memory.peaks(),
-            telemetry.summaries() + [clock.summary() for clock in cpu_clocks],
+            wall = time.monotonic() - started
+        return _Round(
+            outcomes, wall, memory.peaks(), telemetry, [clock.summary() for clock in cpu_clocks]
         )
 
     def _records(
