@@ -42,7 +42,7 @@ from sitegen.plan.models import (
     QualitySpec,
     SpeculativeSpec,
 )
-from sitegen.records.campaign import RECORDS_FILE
+from sitegen.records.layout import RECORDS_FILE
 from sitegen.records.stream import StreamChunk
 
 PROJECT = Path(__file__).resolve().parents[1]

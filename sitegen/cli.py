@@ -265,7 +265,7 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _verify(args: argparse.Namespace) -> None:
-    from sitegen.records.campaign import verify_campaign
+    from sitegen.records.verify import verify_campaign
 
     for directory in args.campaigns:
         verified = verify_campaign(directory)

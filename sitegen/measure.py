@@ -37,7 +37,7 @@ from sitegen.plan.expand import TrialSpec, expand_trials
 from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
-from sitegen.records.campaign import CAMPAIGNS_DIR, CampaignStore
+from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.models import (
     DeviceInfo,
@@ -52,6 +52,7 @@ from sitegen.records.models import (
     Sampling,
     TrialRecord,
 )
+from sitegen.records.store import CampaignStore
 from sitegen.records.stream import StreamChunk, StreamEnd
 
 MAX_CONSECUTIVE_ENGINE_FAILURES = 3

@@ -70,9 +70,9 @@ def fake_plan() -> Plan:
 def break_the_sixth_append(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
     """Make the campaign store's sixth append write half its line, then raise ``error``
     (a kill mid-write, a full disk …); ``monkeypatch.undo()`` repairs it."""
-    from sitegen.records import campaign
+    from sitegen.records import store
 
-    real_write_all = campaign._write_all
+    real_write_all = store._write_all
     appends = 0
 
     def half_then_fail(fd: int, data: bytes) -> None:
@@ -83,4 +83,4 @@ def break_the_sixth_append(monkeypatch: pytest.MonkeyPatch, error: BaseException
         real_write_all(fd, data[: len(data) // 2])
         raise error
 
-    monkeypatch.setattr(campaign, "_write_all", half_then_fail)
+    monkeypatch.setattr(store, "_write_all", half_then_fail)

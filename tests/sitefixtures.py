@@ -38,13 +38,8 @@ from sitegen.plan.models import (
 )
 from sitegen.project import packaged_content
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
-from sitegen.records.campaign import (
-    MANIFEST_FILE,
-    PLAN_FILE,
-    RECORDS_FILE,
-    read_campaigns,
-    sha256_file,
-)
+from sitegen.records.campaign import read_campaigns
+from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE, sha256_file
 from sitegen.records.models import ArtifactEntry, Manifest, TrialRecord
 from sitegen.validation import validate_campaigns
 from tests.conftest import make_plan

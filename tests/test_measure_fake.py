@@ -10,7 +10,8 @@ from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id
 from sitegen.plan.models import ConditionSpec
-from sitegen.records.campaign import read_campaign, verify_campaign
+from sitegen.records.campaign import read_campaign
+from sitegen.records.verify import verify_campaign
 from sitegen.validation import validate_campaigns
 from tests.conftest import break_the_sixth_append, make_plan
 

@@ -39,7 +39,7 @@ warmups: 1
 TORN_WRITER = """
 import os, sys, time
 from sitegen.cli import main
-from sitegen.records import campaign as store
+from sitegen.records import store
 
 def append_half_then_stall(self, record):
     line = (record.model_dump_json() + "\\n").encode()

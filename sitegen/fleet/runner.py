@@ -35,14 +35,9 @@ from sitegen.fleet.models import FleetResources
 from sitegen.measure import CampaignResult, _run
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.models import Plan
-from sitegen.records.campaign import (
-    CAMPAIGNS_DIR,
-    ENGINE_LOG,
-    LOG_FILES,
-    TELEMETRY_LOG,
-    CampaignStore,
-)
+from sitegen.records.layout import CAMPAIGNS_DIR, ENGINE_LOG, LOG_FILES, TELEMETRY_LOG
 from sitegen.records.models import NodeInfo, TrialRecord
+from sitegen.records.store import CampaignStore
 
 FleetProgress = Callable[[FleetEntry, int, int, TrialRecord], None]
 """Called on the driver after each appended record: campaign, index, total, record."""

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from sitegen.pages.safe_json import script_json
 from sitegen.plan.io import canonical_plan_json
-from sitegen.records.campaign import MANIFEST_FILE
+from sitegen.records.layout import MANIFEST_FILE
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.report import Report
 

@@ -13,7 +13,7 @@ from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
-from sitegen.records.campaign import RECORDS_FILE, sha256_file
+from sitegen.records.layout import RECORDS_FILE, sha256_file
 from sitegen.site_layout import CHANGELOG_PAGE
 from sitegen.statistics.report import Report
 

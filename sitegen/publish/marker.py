@@ -28,7 +28,7 @@ class BuildMarker(StrictModel):
 
 
 def write_build_marker(site: Path, marker: BuildMarker) -> None:
-    from sitegen.records.campaign import write_atomic
+    from sitegen.records.layout import write_atomic
 
     write_atomic(site / BUILD_MARKER, (marker.model_dump_json() + "\n").encode())
 

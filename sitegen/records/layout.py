@@ -1,5 +1,56 @@
-"""Where campaigns live under ``data/`` (a constant the quick up-to-date check of a build
-needs without importing the record models)."""
+"""Where a campaign's files live under ``data/``, and how they are written and hashed.
+
+Light on purpose: the quick up-to-date check of a build needs these names without
+importing the record models.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
 
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
+PLAN_FILE = "plan.json"
+RECORDS_FILE = "records.jsonl"
+MANIFEST_FILE = "manifest.json"
+ENGINE_LOG = "logs/engine.log"
+TELEMETRY_LOG = "logs/telemetry.jsonl"
+"""Raw GPU telemetry samples, one JSON line per request or round (``sitegen.measure``)."""
+LOG_FILES = (ENGINE_LOG, TELEMETRY_LOG)
+"""Logs written while measuring: they only grow, and each signature covers them."""
+LOCK_FILE = ".lock"
+GROWING_FILES = frozenset({RECORDS_FILE, *LOG_FILES})
+"""Files that only grow while measuring: on resume their signed bytes must be unchanged,
+and bytes after them are what a killed ``measure`` left."""
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so readers never see half a file."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    with temporary.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    temporary.replace(path)
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a file, read in blocks (records files grow to hundreds of MB)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def prefix_digest(path: Path, size: int) -> tuple[hashlib._Hash, int]:
+    """The SHA-256 of the first ``size`` bytes of ``path``, and the file's whole size."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        left = size
+        while left and (block := handle.read(min(left, 1 << 20))):
+            digest.update(block)
+            left -= len(block)
+        return digest, os.fstat(handle.fileno()).st_size

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, DataError, Issue
 from sitegen.plan.items import make_suite, plan_items
-from sitegen.records.campaign import Campaign, utc_time, verify_campaign
+from sitegen.records.campaign import Campaign, utc_time
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
+from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import enters_statistics
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation

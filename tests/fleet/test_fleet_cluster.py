@@ -19,7 +19,7 @@ from sitegen.fleet.io import load_fleet
 from sitegen.fleet.runner import run_fleet
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
-from sitegen.records.campaign import verify_campaign
+from sitegen.records.verify import verify_campaign
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")

@@ -20,7 +20,8 @@ from sitegen.build import build_site, render_site
 from sitegen.errors import DataError
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.plan.models import ConditionSpec, ModelSpec, Plan
-from sitegen.records.campaign import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE, read_campaigns
+from sitegen.records.campaign import read_campaigns
+from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
 from sitegen.records.models import Manifest, NodeInfo, TrialRecord
 from sitegen.redact import Redactor, RedactPolicy, redact_campaign, redact_records
 from tests.conftest import make_plan

@@ -21,8 +21,9 @@ from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id, canonical_plan_json
 from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records import campaign as store
-from sitegen.records.campaign import parse_records, read_campaign, verify_campaign
+from sitegen.records import store
+from sitegen.records.campaign import parse_records, read_campaign
+from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import excluded_counts, trials_frame
 from tests.conftest import break_the_sixth_append, make_plan
 

@@ -9,7 +9,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.errors import DataError, SitegenError
 from sitegen.measure import run_campaign
-from sitegen.records.campaign import verify_campaign
+from sitegen.records.verify import verify_campaign
 from tests.conftest import make_plan
 
 

@@ -17,7 +17,8 @@ from sitegen.plan.models import (
     SpeculationHealthSpec,
     SpeculativeSpec,
 )
-from sitegen.records.campaign import read_campaigns, verify_campaign
+from sitegen.records.campaign import read_campaigns
+from sitegen.records.verify import verify_campaign
 from sitegen.statistics.dispersion import median_ratio_interval, outlier_labels
 from sitegen.statistics.report import make_report
 from sitegen.statistics.sweep import pareto_front, varying_factors

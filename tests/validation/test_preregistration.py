@@ -17,8 +17,10 @@ from sitegen.errors import DataError
 from sitegen.measure import run_campaign
 from sitegen.pages.render import check_rendered
 from sitegen.plan.models import ConditionSpec, InputSpec
-from sitegen.records.campaign import MANIFEST_FILE, RECORDS_FILE, CampaignStore, read_campaign
+from sitegen.records.campaign import read_campaign
+from sitegen.records.layout import MANIFEST_FILE, RECORDS_FILE
 from sitegen.records.models import Manifest
+from sitegen.records.store import CampaignStore
 from tests.conftest import make_plan
 from tests.sitefixtures import publishable_campaign, read_records, resign, write_records
 

@@ -1,0 +1,403 @@
+"""Writing a campaign: append-only storage for the one ``measure`` that holds its lock.
+
+Layout: ``plan.json`` (canonical bytes; its SHA-256 is the plan hash), append-only
+``records.jsonl``, ``annotations.yaml`` (declarations added after measuring),
+``logs/engine.log``, ``manifest.json`` (the other files with their SHA-256) and ``.lock``
+(held by the one ``measure`` writing the campaign; dot-files are never listed).
+
+Records are appended and flushed one by one (fsync), and the manifest is re-signed after
+every record, so it always covers what ``measure`` wrote:
+
+1. the manifest announces the SHA-256 of the line about to be appended
+   (``pending_record_sha256``),
+2. the line is appended and synced,
+3. the manifest is rewritten with the longer file and the announcement cleared.
+
+Before appending, ``measure`` checks the campaign against its manifest and refuses any
+mismatch, so it never signs what it did not write. A kill leaves at most: a torn last line
+without newline (truncated: that trial is run again), one whole line after the signed
+bytes (accepted only if it is the announced one) and log output after the signed bytes
+(``logs/engine.log`` only grows; what native engine code printed before the kill is
+kept). Signed bytes never change; ``records.verify`` checks a copy exactly, and
+``records.campaign`` reads a campaign back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sitegen.errors import IntegrityError, Issue, StorageError, pydantic_issues
+from sitegen.lock import exclusive_lock
+from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
+from sitegen.plan.models import Plan
+from sitegen.records.campaign import parse_records
+from sitegen.records.layout import (
+    ENGINE_LOG,
+    GROWING_FILES,
+    LOCK_FILE,
+    LOG_FILES,
+    MANIFEST_FILE,
+    PLAN_FILE,
+    RECORDS_FILE,
+    TELEMETRY_LOG,
+    prefix_digest,
+    write_atomic,
+)
+from sitegen.records.models import (
+    ArtifactEntry,
+    Manifest,
+    TrialRecord,
+)
+from sitegen.records.verify import RULE, artifact_issues, campaign_files
+
+
+class _GrowingDigest:
+    """SHA-256 and size of a file that only grows, extended with just the new bytes (so
+    re-signing after every record does not re-hash the whole campaign)."""
+
+    def __init__(self, relative: str, digest: hashlib._Hash | None = None, size: int = 0):
+        self.relative = relative
+        self.digest = digest or hashlib.sha256()
+        self.size = size
+
+    def add(self, data: bytes) -> None:
+        self.digest.update(data)
+        self.size += len(data)
+
+    def catch_up(self, directory: Path) -> None:
+        """Hash what was appended to the file since the last call."""
+        path = directory / self.relative
+        try:
+            with path.open("rb") as handle:
+                handle.seek(self.size)
+                while block := handle.read(1 << 20):
+                    self.add(block)
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "read", path) from exc
+
+    def entry(self) -> ArtifactEntry:
+        return ArtifactEntry(
+            path=self.relative, sha256=self.digest.hexdigest(), size_bytes=self.size
+        )
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class CampaignStore:
+    """Append-only storage of one campaign, written by one ``measure`` at a time."""
+
+    def __init__(
+        self,
+        directory: Path,
+        plan: Plan,
+        records: list[TrialRecord],
+        plan_entry: ArtifactEntry,
+        records_digest: _GrowingDigest,
+        log_digests: list[_GrowingDigest],
+        registered_at: str | None,
+    ) -> None:
+        self.directory = directory
+        self.plan = plan
+        self.campaign_id = campaign_id(plan)
+        self.plan_sha256 = plan_sha256(plan)
+        self.records_path = directory / RECORDS_FILE
+        self.engine_log_path = directory / ENGINE_LOG
+        self.telemetry_log_path = directory / TELEMETRY_LOG
+        self.records = records
+        """The records found on opening, in file order (not those appended since)."""
+        self._plan_entry = plan_entry
+        self._records_digest = records_digest
+        self._log_digests = log_digests
+        self._record_count = len(records)
+        self._registered_at = registered_at
+
+    @classmethod
+    @contextmanager
+    def open(cls, campaigns_dir: Path, plan: Plan) -> Iterator[CampaignStore]:
+        """Create the campaign directory, or reopen it to resume, and hold its lock until
+        the block ends. Raises ``LockedError`` if another process holds it and
+        ``IntegrityError`` if the files do not match the manifest."""
+        directory = campaigns_dir / campaign_id(plan)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError.from_os_error(
+                exc, "create the campaign directory", directory
+            ) from exc
+        with exclusive_lock(directory / LOCK_FILE, f"campaign {directory}"):
+            yield cls._reopen(directory, plan)
+
+    @classmethod
+    def _reopen(cls, directory: Path, plan: Plan) -> CampaignStore:
+        records_path = directory / RECORDS_FILE
+        manifest = _read_manifest(directory / MANIFEST_FILE)
+        try:
+            data = records_path.read_bytes() if records_path.exists() else b""
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "read", records_path) from exc
+        whole = data.rfind(b"\n") + 1  # a kill can tear the last line only
+        records, _, issues = parse_records(data[:whole], records_path)
+        if issues:
+            raise _refusal(issues)
+        if manifest is None:
+            store = cls._start(directory, plan, records)
+        else:
+            store = cls._resume(directory, plan, manifest, data[:whole], records)
+        if whole < len(data):
+            _truncate(records_path, whole)
+        store.sign()
+        return store
+
+    @classmethod
+    def _start(cls, directory: Path, plan: Plan, records: list[TrialRecord]) -> CampaignStore:
+        """A new campaign, or one killed before its first manifest: nothing to sign yet."""
+        if records:
+            raise IntegrityError(
+                f"{directory / MANIFEST_FILE}: missing, but {RECORDS_FILE} holds "
+                f"{len(records)} record(s); measure does not sign records it cannot check "
+                "(restore the manifest, or measure into a new data directory)"
+            )
+        for path in campaign_files(directory):
+            relative = path.relative_to(directory).as_posix()
+            # What a kill before the first manifest can leave: a plan, a torn line, an empty log.
+            left_by_a_kill = relative in (PLAN_FILE, RECORDS_FILE) or (
+                relative in LOG_FILES and not path.stat().st_size
+            )
+            if not left_by_a_kill:
+                raise IntegrityError(
+                    f"{path}: no {MANIFEST_FILE} lists it; measure does not sign files "
+                    "it did not write"
+                )
+        plan_path = directory / PLAN_FILE
+        # Canonical bytes: the file's own SHA-256 equals the plan hash.
+        plan_bytes = canonical_plan_json(plan).encode("utf-8")
+        try:
+            write_atomic(plan_path, plan_bytes)
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "write", plan_path) from exc
+        plan_entry = ArtifactEntry(
+            path=PLAN_FILE,
+            sha256=hashlib.sha256(plan_bytes).hexdigest(),
+            size_bytes=len(plan_bytes),
+        )
+        for relative in (RECORDS_FILE, *LOG_FILES):
+            _create_empty(directory / relative)
+        return cls(
+            directory,
+            plan,
+            [],
+            plan_entry,
+            _GrowingDigest(RECORDS_FILE),
+            [_GrowingDigest(relative) for relative in LOG_FILES],
+            registered_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+
+    @classmethod
+    def _resume(
+        cls,
+        directory: Path,
+        plan: Plan,
+        manifest: Manifest,
+        whole_lines: bytes,
+        records: list[TrialRecord],
+    ) -> CampaignStore:
+        """A campaign with a manifest: signed bytes unchanged, at most the announced
+        record after them."""
+        manifest_path = directory / MANIFEST_FILE
+        issues: list[Issue] = []
+        if manifest.plan_sha256 != plan_sha256(plan) or manifest.campaign_id != campaign_id(plan):
+            issues.append(
+                Issue(
+                    str(manifest_path),
+                    f"registers campaign {manifest.campaign_id} (plan sha256 "
+                    f"{manifest.plan_sha256}), not this plan's {campaign_id(plan)}",
+                    RULE,
+                )
+            )
+        issues += artifact_issues(directory, manifest, GROWING_FILES)
+        signed = {entry.path: entry for entry in manifest.artifacts}
+        plan_entry = signed.get(PLAN_FILE)
+        if plan_entry is None or plan_entry.sha256 != plan_sha256(plan):
+            listed = plan_entry.sha256 if plan_entry else "nothing"
+            issues.append(
+                Issue(
+                    str(directory / PLAN_FILE),
+                    f"the manifest lists {listed}, this plan's sha256 is {plan_sha256(plan)}",
+                    RULE,
+                )
+            )
+        if issues:
+            raise _refusal(issues)
+        records_path = directory / RECORDS_FILE
+        records_signed = signed.get(RECORDS_FILE)
+        signed_size = records_signed.size_bytes if records_signed else 0
+        signed_lines = whole_lines[:signed_size].count(b"\n")
+        if signed_size > len(whole_lines):
+            raise _refusal(
+                [Issue(str(records_path), "the signed records end in the middle of a line", RULE)]
+            )
+        if signed_lines != manifest.record_count:
+            raise _refusal(
+                [
+                    Issue(
+                        str(records_path),
+                        f"{signed_lines} signed records, the manifest counts "
+                        f"{manifest.record_count}",
+                        RULE,
+                    )
+                ]
+            )
+        records_digest = _GrowingDigest(RECORDS_FILE)
+        records_digest.add(whole_lines[:signed_size])
+        unsigned = whole_lines[signed_size:]
+        if unsigned:
+            announced = manifest.pending_record_sha256
+            if unsigned.count(b"\n") > 1 or hashlib.sha256(unsigned).hexdigest() != announced:
+                raise _refusal(
+                    [
+                        Issue(
+                            f"{records_path}:{signed_lines + 1}",
+                            "appended after the manifest last signed the file and not the "
+                            "record measure announced; measure does not sign records it "
+                            "did not write",
+                            RULE,
+                        )
+                    ]
+                )
+            # Measure's own record, appended just before a kill: sign it now.
+            records_digest.add(unsigned)
+        log_digests = []
+        for relative in LOG_FILES:
+            log_signed = signed.get(relative)
+            log_digest = _GrowingDigest(relative)
+            if log_signed is not None:
+                log_path = directory / relative
+                try:
+                    prefix, _ = prefix_digest(log_path, log_signed.size_bytes)
+                except OSError as exc:
+                    raise StorageError.from_os_error(exc, "read", log_path) from exc
+                log_digest = _GrowingDigest(relative, prefix, log_signed.size_bytes)
+            log_digests.append(log_digest)
+        for relative in (RECORDS_FILE, *LOG_FILES):
+            _create_empty(directory / relative)
+        return cls(
+            directory,
+            plan,
+            records,
+            plan_entry,
+            records_digest,
+            log_digests,
+            registered_at=manifest.registered_at,
+        )
+
+    def latest_attempts(self) -> dict[str, TrialRecord]:
+        """The latest recorded attempt of each trial (trial id → record)."""
+        latest: dict[str, TrialRecord] = {}
+        for record in self.records:
+            known = latest.get(record.trial_id)
+            if known is None or record.attempt > known.attempt:
+                latest[record.trial_id] = record
+        return latest
+
+    def append(self, record: TrialRecord) -> None:
+        """Announce the record in the manifest, append it (fsync), then sign it."""
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        self._write_manifest(self._manifest(pending=hashlib.sha256(line).hexdigest()))
+        try:
+            fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "append a record to", self.records_path) from exc
+        try:
+            _write_all(fd, line)
+            os.fsync(fd)
+        except OSError as exc:
+            # Drop the part that was written (disk full): the file stays whole records.
+            # Should even that fail, the next run repairs the torn line.
+            with suppress(OSError):
+                os.ftruncate(fd, self._records_digest.size)
+            raise StorageError.from_os_error(exc, "append a record to", self.records_path) from exc
+        finally:
+            os.close(fd)
+        self._records_digest.add(line)
+        self._record_count += 1
+        self.sign()
+
+    def sign(self) -> None:
+        """Sign the campaign as it is now: the records appended by this store and what the
+        engine logged since the last signature."""
+        for log_digest in self._log_digests:
+            log_digest.catch_up(self.directory)
+        self._write_manifest(self._manifest())
+
+    def _manifest(self, pending: str | None = None) -> Manifest:
+        artifacts = [
+            *(log.entry() for log in self._log_digests),
+            self._plan_entry,
+            self._records_digest.entry(),
+        ]
+        return Manifest(
+            campaign_id=self.campaign_id,
+            plan_sha256=self.plan_sha256,
+            registered_at=self._registered_at,
+            record_count=self._record_count,
+            artifacts=sorted(artifacts, key=lambda entry: entry.path),
+            pending_record_sha256=pending,
+        )
+
+    def _write_manifest(self, manifest: Manifest) -> None:
+        path = self.directory / MANIFEST_FILE
+        try:
+            write_atomic(path, (manifest.model_dump_json(indent=2) + "\n").encode())
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "write the manifest", path) from exc
+
+
+def _read_manifest(path: Path) -> Manifest | None:
+    """The manifest, ``None`` when there is none; refuses one that cannot be read."""
+    try:
+        return Manifest.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", path) from exc
+    except ValidationError as exc:
+        raise _refusal(pydantic_issues(exc, str(path))) from exc
+
+
+def _create_empty(path: Path) -> None:
+    """Create ``path`` if it is missing; an existing file is left as it is."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.open("ab").close()
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "create", path) from exc
+
+
+def _truncate(path: Path, size: int) -> None:
+    try:
+        os.truncate(path, size)
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "repair the torn last line of", path) from exc
+
+
+def _refusal(issues: list[Issue]) -> IntegrityError:
+    """One line: the first problem, how many more, and that nothing is appended."""
+    first = issues[0]
+    more = f" (and {len(issues) - 1} more problem(s))" if len(issues) > 1 else ""
+    return IntegrityError(
+        f"{first.location}: {first.message}{more}; measure refuses to append to this campaign"
+    )
+
+
+# --- reading ---------------------------------------------------------------------------
