@@ -234,6 +234,11 @@ def context_per_slot(props: dict[str, Any]) -> int | None:
     return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
 
 
+TOKENIZE_ATTEMPTS = 3
+"""Tries of the re-tokenization of a finished request's texts before the counts stay
+unknown (``None``)."""
+
+
 def with_split_token_counts(
     end: StreamEnd, client: httpx.Client, chunks: list[StreamChunk], api: str
 ) -> StreamEnd:
@@ -244,12 +249,16 @@ def with_split_token_counts(
     stream ended: the request's times are already taken."""
     if api != "chat":
         return end
-    try:
-        reasoning = _text_tokens(client, "".join(c.reasoning for c in chunks))
-        answer = _text_tokens(client, "".join(c.answer for c in chunks))
-    except (httpx.HTTPError, ValueError, KeyError, TypeError):
-        return end
-    return replace(end, reasoning_tokens=reasoning, answer_tokens=answer)
+    for attempt in range(TOKENIZE_ATTEMPTS):
+        try:
+            reasoning = _text_tokens(client, "".join(c.reasoning for c in chunks))
+            answer = _text_tokens(client, "".join(c.answer for c in chunks))
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            # A server still closing the finished request can refuse for a moment.
+            time.sleep(0.2 * (attempt + 1))
+            continue
+        return replace(end, reasoning_tokens=reasoning, answer_tokens=answer)
+    return end
 
 
 def _text_tokens(client: httpx.Client, text: str) -> int:
