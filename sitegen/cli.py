@@ -313,6 +313,15 @@ def _serve(args: argparse.Namespace) -> None:
         print("stopped")
 
 
+class _PrintVersion(argparse.Action):
+    """``--version``, looked up only when asked (reading the package metadata would cost
+    every other command a few tens of milliseconds)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"sitegen {installed_version()}")
+        parser.exit()
+
+
 def installed_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -325,7 +334,9 @@ def installed_version() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sitegen", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    parser.add_argument("--version", action="version", version=f"sitegen {installed_version()}")
+    parser.add_argument(
+        "--version", action=_PrintVersion, nargs=0, help="print the installed version and exit"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     init = commands.add_parser(

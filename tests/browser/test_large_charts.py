@@ -9,7 +9,7 @@ from harness import serve_directory
 
 from sitegen.build import build_site
 from sitegen.pages.directives import CHART_INLINE_BYTES
-from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
+from sitegen.plan.models import InputSpec
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
@@ -18,22 +18,9 @@ SPEED_TRIALS = {"about-1500": 190, "seed-x10": 500}
 
 
 def large_plan(name: str, repetitions: int):
-    return make_plan(
-        name=name,
-        conditions=[
-            ConditionSpec(id="off", context_capacity=512),
-            ConditionSpec(
-                id="on",
-                speculative=SpeculativeSpec(mode="ngram-simple", draft_max=4),
-                context_capacity=512,
-            ),
-        ],
-        inputs=[
-            InputSpec(id=f"speed-{i}", text=f"input {i}", max_output_tokens=8) for i in range(4)
-        ],
-        repetitions=repetitions,
-        warmups=1,
-    )
+    """The unit plan's two conditions (off, n-gram) on four short inputs."""
+    inputs = [InputSpec(id=f"speed-{i}", text=f"input {i}", max_output_tokens=8) for i in range(4)]
+    return make_plan(name=name, inputs=inputs, repetitions=repetitions, warmups=1)
 
 
 @pytest.mark.slow
