@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from sitegen.engine.base import Engine
+from sitegen.engine.base import Engine, WaitReport
 from sitegen.engine.options import ServerOptions, is_local, validate_engine_options
 from sitegen.engine.registry import get_engine_class
-from sitegen.engine.server import ServerMismatch, WaitReport
+from sitegen.engine.server import ServerMismatch
 from sitegen.errors import SitegenError
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id
