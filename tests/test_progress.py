@@ -15,8 +15,8 @@ from sitegen.progress import MeasureDisplay
 from tests.conftest import make_plan
 
 
-def test_phases_and_progress_of_a_campaign(tmp_path):
-    plan = make_plan()
+def _observed(plan, tmp_path) -> tuple[list, list]:
+    """Run ``plan``: the phases reported, and each progress call's (done, total)."""
     phases, done = [], []
     run_campaign(
         plan,
@@ -24,6 +24,12 @@ def test_phases_and_progress_of_a_campaign(tmp_path):
         progress=lambda index, total, record: done.append((index, total)),
         phase=lambda condition, phase, detail: phases.append((condition, phase, detail)),
     )
+    return phases, done
+
+
+def test_phases_and_progress_of_a_campaign(tmp_path):
+    plan = make_plan()
+    phases, done = _observed(plan, tmp_path)
     assert phases == [
         ("off", "loading", "model fake-model"),
         ("off", "warm-up", ""),
@@ -42,13 +48,7 @@ def test_a_stopped_condition_keeps_the_total_and_says_why(tmp_path, monkeypatch)
 
     monkeypatch.setattr(fake.FakeEngine, "__init__", refuse)
     plan = make_plan()
-    phases, done = [], []
-    run_campaign(
-        plan,
-        tmp_path,
-        progress=lambda index, total, record: done.append((index, total)),
-        phase=lambda condition, phase, detail: phases.append((condition, phase, detail)),
-    )
+    phases, done = _observed(plan, tmp_path)
     total = len(expand_trials(plan))
     assert {t for _, t in done} == {total}
     # Three failed loads, then the condition's four other trials count as done (pending).

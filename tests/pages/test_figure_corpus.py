@@ -15,10 +15,10 @@ from sitegen.build import render_site
 from sitegen.errors import ConfigError, DataError
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
+from tests.pages.test_content_policy import append, refused
 from tests.sitefixtures import (
     PROJECT,
     copy_project,
-    project_page,
     publishable_campaign,
     resign,
 )
@@ -37,18 +37,6 @@ def data(tmp_path_factory) -> Path:
 @pytest.fixture
 def project(tmp_path) -> Path:
     return copy_project(tmp_path / "project")
-
-
-def append(project: Path, page: str, text: str) -> None:
-    for lang in ("ja", "en"):
-        path = project_page(project, f"{lang}/{page}")
-        path.write_text(path.read_text() + "\n" + text + "\n")
-
-
-def refused(data: Path, project: Path) -> str:
-    with pytest.raises(DataError) as caught:
-        render_site(data, project)
-    return str(caught.value)
 
 
 def published_page(data: Path, project: Path, lang: str = "en") -> str:
