@@ -71,7 +71,8 @@ def seed_scale_plan(scale: int) -> Plan:
     quality = quality.model_copy(update={"suite_sha256": suite_sha256(quality)})
     return Plan(
         name=f"seed-x{scale}",
-        title={"ja": f"シード規模 ×{scale}", "en": f"Seed scale ×{scale}"},
+        # Author text carries no figures (C-FIGURE): the scale is in the name only.
+        title={"ja": "シード規模", "en": "Seed scale"},
         engine="fake",
         model=ModelSpec(name="synthetic", source="unused", quantization="none"),
         conditions=[

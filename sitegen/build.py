@@ -42,6 +42,7 @@ from sitegen.statistics.comparison import (
 )
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import check_project, validate_campaigns
+from sitegen.yaml_text import load_yaml
 
 COMPARISONS_DIR = "content/comparisons"
 """Declarations of reports over several campaigns, one ``<id>.yaml`` each."""
@@ -150,7 +151,7 @@ def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampai
     comparisons, issues = [], []
     for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
         try:
-            spec = ComparisonSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+            spec = ComparisonSpec.model_validate(load_yaml(path.read_text(encoding="utf-8")))
         except yaml.YAMLError as exc:
             issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
             continue

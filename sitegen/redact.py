@@ -180,7 +180,8 @@ class Redactor:
         that says "vm", whose score is computed from this text)."""
         if not text:
             return text
-        text = re.sub(_URL, self._replace, text)
+        if "://" in text:  # most answers hold no address: skip the scan
+            text = re.sub(_URL, self._replace, text)
         if self._known is None:
             known = sorted((v for v in self._seen if "/" in v or ":" in v), key=len, reverse=True)
             pattern = "|".join(re.escape(v) for v in known) or "(?!)"

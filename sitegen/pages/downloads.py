@@ -92,9 +92,17 @@ def neutralise_cell(value: object) -> object:
         return value
     if value.startswith(FORMULA_PREFIXES):
         return CSV_ESCAPE + value
-    folded = unicodedata.normalize("NFKC", value)
-    start = next((c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), "")
+    start = _first_visible(value[:_HEAD]) or _first_visible(value[_HEAD:])
     return CSV_ESCAPE + value if start and start in FORMULA_PREFIXES else value
+
+
+_HEAD = 64
+"""Characters folded to find a cell's first visible one (a cell may be a whole answer)."""
+
+
+def _first_visible(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text)
+    return next((c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), "")
 
 
 def _is_text(column: pd.Series) -> bool:
@@ -110,8 +118,25 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     safe = frame.copy()
     for name in safe.columns:
         if _is_text(safe[name]):
-            safe[name] = safe[name].map(neutralise_cell, na_action="ignore")
+            safe[name] = _neutralise_column(safe[name])
     return safe
+
+
+def _neutralise_column(column: pd.Series) -> pd.Series:
+    # Each distinct value once: columns repeat the same ids and conditions thousands of times.
+    try:
+        changed = {
+            value: safe
+            for value in column.dropna().unique()
+            if (safe := neutralise_cell(value)) is not value
+        }
+    except TypeError:  # unhashable cells (lists): one at a time
+        return column.map(neutralise_cell, na_action="ignore")
+    return (
+        column.map(lambda value: changed.get(value, value), na_action="ignore")
+        if changed
+        else column
+    )
 
 
 def _csv(frame: pd.DataFrame) -> bytes:

@@ -14,6 +14,7 @@ import yaml
 from sitegen.errors import DataError, Issue, one_line
 from sitegen.project import packaged_theme
 from sitegen.text import LANGUAGES, Bilingual
+from sitegen.yaml_text import load_yaml
 
 __all__ = ["LANGUAGES", "Catalog", "load_catalogs", "load_strings", "shipped_keys"]
 
@@ -44,7 +45,7 @@ def load_strings(theme_dir: Path) -> dict[str, Bilingual]:
     for lang in LANGUAGES:
         path = theme_dir / "i18n" / f"{lang}.yml"
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
         except FileNotFoundError:
             issues.append(Issue(str(path), "missing catalog", "i18n"))
             continue
@@ -72,7 +73,7 @@ def load_catalogs(
 ) -> dict[str, Catalog]:
     """The packaged catalog with the project's strings in place of its own, and
     ``site_name`` (``title`` of ``mkdocs.yml``) as ``site.name``; once per language."""
-    strings = dict(load_strings(packaged_theme()))
+    strings = dict(packaged_strings())
     if project_dir is not None:
         strings.update(_project_strings(project_dir, strings))
     if site_name is not None:
@@ -90,7 +91,7 @@ def _project_strings(project_dir: Path, packaged: dict[str, Bilingual]) -> dict[
         if not path.is_file():
             continue
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "i18n"))
             continue
@@ -113,7 +114,13 @@ def _project_strings(project_dir: Path, packaged: dict[str, Bilingual]) -> dict[
 
 
 @cache
+def packaged_strings() -> dict[str, Bilingual]:
+    """The shipped catalog (read once a process: it is part of the installed package)."""
+    return load_strings(packaged_theme())
+
+
+@cache
 def shipped_keys() -> frozenset[str]:
     """The keys of the shipped catalog: the only ones content may show with ``t(key)``
     (a key a project adds is not part of what the build checks and translates)."""
-    return frozenset(load_strings(packaged_theme()))
+    return frozenset(packaged_strings())

@@ -33,6 +33,7 @@ from sitegen.site_layout import (
 )
 from sitegen.statistics.report import Report
 from sitegen.text import Bilingual
+from sitegen.yaml_text import load_yaml
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -184,7 +185,7 @@ def read_site_settings(project_dir: Path) -> SiteSettings:
     (the build owns the rest) or a logo that is not a file of ``theme/assets/``."""
     path = require_project(project_dir)
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
         settings = SiteSettings.model_validate(loaded)
     except yaml.YAMLError as exc:
         raise DataError([Issue(str(path), f"not valid YAML: {one_line(exc)}", "config")]) from None

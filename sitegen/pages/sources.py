@@ -16,6 +16,7 @@ from pydantic import Field, HttpUrl, ValidationError, model_validator
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
 from sitegen.text import NonBlank
+from sitegen.yaml_text import load_yaml
 
 SOURCES_FILE = "sources.yaml"
 """The source list, in the project's ``content/`` directory."""
@@ -64,7 +65,7 @@ def load_sources(content_dir: Path) -> dict[str, Source]:
     if not path.is_file():
         return {}
     try:
-        declared = SourceList.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+        declared = SourceList.model_validate(load_yaml(path.read_text(encoding="utf-8")) or {})
     except yaml.YAMLError as exc:
         raise DataError([Issue(str(path), f"not valid YAML: {one_line(exc)}", "content")]) from None
     except ValidationError as exc:

@@ -28,7 +28,13 @@ RENDERING_PACKAGES = (
 
 def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
     """SHA-256 over everything the site is made from: the files a build reads, sitegen's
-    own code and the renderer versions (cheap next to rendering: hashing, no parsing)."""
+    own code and the renderer versions (cheap next to rendering: hashing, no parsing).
+
+    Campaign files count by size and modification time, not by their bytes: records files
+    grow to gigabytes, and a build reads them once, hashing them against their manifest as
+    it parses them. A campaign changed in place with its size and time kept is therefore
+    not noticed here; it would be at the next build that renders, and ``sitegen verify``
+    finds it at any time. The site in place stays the one built from the signed bytes."""
     digest = hashlib.sha256()
 
     def add(name: str, data: bytes) -> None:
@@ -36,11 +42,7 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
         digest.update(data)
 
     def add_file(name: str, path: Path) -> None:
-        # In blocks: records files grow to hundreds of MB.
-        digest.update(f"{name}\0{path.stat().st_size}\0".encode())
-        with path.open("rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
+        add(name, path.read_bytes())
 
     add("label", (version or "").encode())
     roots = {
@@ -58,7 +60,12 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
         skipped = "__pycache__" in relative.parts or (
             root == "campaigns" and "logs" in relative.parts
         )
-        if path.is_file() and not skipped:
+        if not path.is_file() or skipped:
+            continue
+        if root == "campaigns":
+            stat = path.stat()
+            add(f"{root}/{relative.as_posix()}", f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+        else:
             add_file(f"{root}/{relative.as_posix()}", path)
     for package in RENDERING_PACKAGES:
         add(package, metadata.version(package).encode())

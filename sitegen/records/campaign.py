@@ -20,20 +20,22 @@ from pydantic import ValidationError
 
 from sitegen.errors import Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
-from sitegen.plan.models import Plan, SpeculativeSpec
+from sitegen.plan.models import Plan
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.layout import (
     CAMPAIGNS_DIR,
     MANIFEST_FILE,
     PLAN_FILE,
     RECORDS_FILE,
+    FileDigest,
 )
 from sitegen.records.models import (
     RECORD_SCHEMA_VERSION,
+    REREAD,
     Manifest,
-    Provenance,
     TrialRecord,
 )
+from sitegen.yaml_text import load_yaml
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,9 @@ class Campaign:
     prompt_sha256: Mapping[tuple[str, str, int], str] = field(default_factory=dict)
     """SHA-256 of each record's prompt text by (campaign id, trial id, attempt): the lean
     records leave the text out, and comparisons match inputs by it."""
+    records_file: FileDigest | None = None
+    """``records.jsonl`` as this read saw it, hashed while it was parsed: checking it
+    against the manifest needs no second read (``None``: the file could not be read)."""
 
     @property
     def registered_at(self) -> datetime | None:
@@ -102,7 +107,7 @@ class Campaign:
         """The record at ``index`` with its texts, read back from ``records.jsonl``."""
         with self.records_path.open("rb") as handle:
             handle.seek(self.record_offsets[index])
-            return TrialRecord.model_validate_json(handle.readline())
+            return TrialRecord.model_validate_json(handle.readline(), context=REREAD)
 
     def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
         """The records (all, or those at ``indices`` in that order) with their texts, one at a
@@ -111,7 +116,7 @@ class Campaign:
         with self.records_path.open("rb") as handle:
             for index in order:
                 handle.seek(self.record_offsets[index])
-                yield TrialRecord.model_validate_json(handle.readline())
+                yield TrialRecord.model_validate_json(handle.readline(), context=REREAD)
 
 
 def campaign_directories(data_dir: Path) -> list[Path]:
@@ -181,7 +186,7 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
             )
         )
     lean = _LeanRecords()
-    records, lines, offsets = _read_records(directory / RECORDS_FILE, issues, lean)
+    records, lines, offsets, records_file = _read_records(directory / RECORDS_FILE, issues, lean)
     annotations = _read_annotations(directory / ANNOTATIONS_FILE, issues)
     return Campaign(
         directory,
@@ -193,6 +198,7 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
         tuple(offsets),
         _manifest_registration(directory / MANIFEST_FILE, issues),
         lean.prompt_sha256,
+        records_file,
     )
 
 
@@ -228,7 +234,7 @@ def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
     if not path.exists():
         return Annotations()
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
         return Annotations.model_validate(raw)
     except yaml.YAMLError as exc:
         issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
@@ -239,42 +245,55 @@ def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
 
 def _read_records(
     path: Path, issues: list[Issue], lean: _LeanRecords
-) -> tuple[list[TrialRecord], list[int], list[int]]:
+) -> tuple[list[TrialRecord], list[int], list[int], FileDigest | None]:
     """Every valid record of ``records.jsonl``, lean (see ``Campaign``), with its line number
-    and byte offset; every problem becomes an issue. The file is read line by line."""
+    and byte offset, and the file's digest; every problem becomes an issue. The file is read
+    once, line by line, hashed as it is parsed."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         issues.append(Issue(str(path), "missing records file", "data"))
-        return [], [], []
+        return [], [], [], None
     except OSError as exc:
         issues.append(Issue(str(path), f"cannot read: {exc.strerror or exc}", "data"))
-        return [], [], []
-    offsets: list[int] = []
+        return [], [], [], None
+    reading = _HashedLines()
     with handle:
         # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
-        lines = _numbered_lines(handle, offsets)
-        records, numbers, problems = parse_records_from(lines, path, lean.prepare, lean.keep)
+        records, numbers, problems = parse_records_from(reading.lines(handle), path, lean.keep)
     issues.extend(problems)
-    by_line = dict(zip(range(1, len(offsets) + 1), offsets, strict=True))
-    return records, numbers, [by_line[n] for n in numbers]
+    return records, numbers, [reading.offsets[n - 1] for n in numbers], reading.digest()
 
 
-def _numbered_lines(handle: BinaryIO, offsets: list[int]) -> Iterator[bytes]:
-    offset = 0
-    for line in handle:
-        offsets.append(offset)
-        offset += len(line)
-        yield line
+class _HashedLines:
+    """The lines of a file as read, with each line's byte offset, the file's hash and its
+    count of non-blank lines."""
+
+    def __init__(self) -> None:
+        self.offsets: list[int] = []
+        self._hash = hashlib.sha256()
+        self._size = 0
+        self._lines = 0
+
+    def lines(self, handle: BinaryIO) -> Iterator[bytes]:
+        for line in handle:
+            self.offsets.append(self._size)
+            self._size += len(line)
+            self._hash.update(line)
+            self._lines += bool(line.strip())
+            yield line
+
+    def digest(self) -> FileDigest:
+        return FileDigest(self._hash.hexdigest(), self._size, self._lines)
 
 
 class _LeanRecords:
-    """Prepares record lines to be kept without their texts, sharing one object for equal
-    provenance and speculative values (most records of a campaign have the
-    same): a few KB per record instead of every text."""
+    """Turns valid records into records kept without their texts, sharing one object for
+    equal provenance and speculative values (most records of a campaign have the same):
+    a few KB per record instead of every text."""
 
-    _SHARED = {"provenance": Provenance, "speculative": SpeculativeSpec}
     _TEXTS = ("prompt", "text", "reasoning_text")
+    _SHARED = ("provenance", "speculative")
     _REPEATED = ("campaign_id", "plan_sha256", "condition_id", "input_id")
     """Strings most records share: one interned copy instead of one per record."""
 
@@ -284,37 +303,22 @@ class _LeanRecords:
         self.prompt_sha256: dict[tuple[str, str, int], str] = {}
         """What is kept of the prompts (``Campaign.prompt_sha256``)."""
 
-    def prepare(self, raw: dict) -> dict:
-        """``raw`` ready to validate as a lean record; a field that does not validate on its
-        own is left as it is, for the record's validation to report where it is."""
-        lean = dict(raw)
-        prompt = raw.get("prompt")
-        if isinstance(prompt, str):
-            key = (str(raw.get("campaign_id")), str(raw.get("trial_id")), raw.get("attempt", 1))
-            self.prompt_sha256[key] = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
-        for name in self._TEXTS:
-            if isinstance(lean.get(name), str):
-                lean[name] = ""
-        for name in self._REPEATED:
-            if isinstance(lean.get(name), str):
-                lean[name] = sys.intern(lean[name])
-        for name, model in self._SHARED.items():
-            value = lean.get(name)
-            if not isinstance(value, dict):
-                continue
-            key = (name, json.dumps(value, sort_keys=True))
-            if key not in self._shared:
-                try:
-                    self._shared[key] = model.model_validate(value)
-                except ValidationError:
-                    continue
-            lean[name] = self._shared[key]
-        return lean
-
     def keep(self, record: TrialRecord) -> TrialRecord:
-        """``record`` with its per-instance sets of set fields replaced by shared ones:
-        pydantic keeps one set per model instance (2 KB for a record), and these never
-        change."""
+        """``record`` made lean, in place: it was just parsed and nothing else holds it."""
+        key = (record.campaign_id, record.trial_id, record.attempt)
+        self.prompt_sha256[key] = hashlib.sha256(record.prompt.encode("utf-8")).hexdigest()
+        values = record.__dict__  # frozen models: the parser's own fresh instance
+        for name in self._TEXTS:
+            if values[name] is not None:
+                values[name] = ""
+        for name in self._REPEATED:
+            values[name] = sys.intern(values[name])
+        for name in self._SHARED:
+            if (value := values[name]) is not None:
+                values[name] = self._shared.setdefault((name, value.model_dump_json()), value)
+        # Pydantic keeps one set of set fields per model instance (2 KB for a record), and
+        # these never change: one shared set for equal ones (a set, as pydantic expects;
+        # model_copy copies it before changing it).
         for model in (
             record,
             record.metrics,
@@ -325,7 +329,6 @@ class _LeanRecords:
         ):
             if model is not None:
                 fields = frozenset(model.__pydantic_fields_set__)
-                # A set, as pydantic expects; copies (model_copy) copy it before changing it.
                 shared = self._fields_sets.setdefault(fields, set(fields))
                 object.__setattr__(model, "__pydantic_fields_set__", shared)
         return record
@@ -343,12 +346,10 @@ def parse_records(data: bytes, path: Path) -> tuple[list[TrialRecord], list[int]
 def parse_records_from(
     lines: Iterator[bytes],
     path: Path,
-    prepare: Callable[[dict], dict] = lambda raw: raw,
     keep: Callable[[TrialRecord], TrialRecord] = lambda record: record,
 ) -> tuple[list[TrialRecord], list[int], list[Issue]]:
-    """``parse_records`` over lines as they are read; ``prepare`` turns each line's JSON
-    object into what is validated, ``keep`` each valid record into what is kept (e.g. a
-    lean record)."""
+    """``parse_records`` over lines as they are read; ``keep`` turns each valid record
+    into what is kept (e.g. a lean record)."""
     records: list[TrialRecord] = []
     numbers: list[int] = []
     issues: list[Issue] = []
@@ -357,35 +358,12 @@ def parse_records_from(
     for number, raw_line in enumerate(lines, start=1):
         if not raw_line.strip():
             continue
-        where = f"{path}:{number}"
         try:
-            raw = json.loads(raw_line.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            issues.append(Issue(where, f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1})"))
-            continue
-        except json.JSONDecodeError as exc:
-            issues.append(Issue(where, f"not valid JSON ({exc.msg} at column {exc.colno})"))
-            continue
-        if not isinstance(raw, dict):
-            issues.append(Issue(where, "a record must be a JSON object"))
-            continue
-        trial = raw.get("trial_id", "?")
-        where = f"{path}:{number} (trial {trial})"
-        version = raw.get("schema_version")
-        if version != RECORD_SCHEMA_VERSION:
-            issues.append(
-                Issue(
-                    f"{where} → schema_version",
-                    f"unknown record schema_version {version!r}; "
-                    f"this sitegen reads version {RECORD_SCHEMA_VERSION}",
-                )
-            )
-            continue
-        try:
-            record = TrialRecord.model_validate(prepare(raw))
+            record = TrialRecord.model_validate_json(raw_line)
         except ValidationError as exc:
-            issues.extend(pydantic_issues(exc, where))
+            issues.extend(_line_problems(raw_line, f"{path}:{number}", exc))
             continue
+        where = f"{path}:{number} (trial {record.trial_id})"
         key = (record.trial_id, record.attempt)
         if key in seen:
             issues.append(
@@ -412,4 +390,25 @@ def parse_records_from(
     return records, numbers, issues
 
 
-# --- verifying against the manifest ------------------------------------------------------
+def _line_problems(raw_line: bytes, where: str, error: ValidationError) -> list[Issue]:
+    """What is wrong with a line that is not a valid record, in the reader's terms: not
+    UTF-8, not JSON, not an object, another schema version, else the fields at fault."""
+    try:
+        raw = json.loads(raw_line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return [Issue(where, f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1})")]
+    except json.JSONDecodeError as exc:
+        return [Issue(where, f"not valid JSON ({exc.msg} at column {exc.colno})")]
+    if not isinstance(raw, dict):
+        return [Issue(where, "a record must be a JSON object")]
+    where = f"{where} (trial {raw.get('trial_id', '?')})"
+    version = raw.get("schema_version")
+    if version != RECORD_SCHEMA_VERSION:
+        return [
+            Issue(
+                f"{where} → schema_version",
+                f"unknown record schema_version {version!r}; "
+                f"this sitegen reads version {RECORD_SCHEMA_VERSION}",
+            )
+        ]
+    return pydantic_issues(error, where)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 CAMPAIGNS_DIR = "campaigns"
@@ -34,6 +35,15 @@ def write_atomic(path: Path, data: bytes) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     temporary.replace(path)
+
+
+@dataclass(frozen=True)
+class FileDigest:
+    """A file's SHA-256, size and non-blank lines, from one read."""
+
+    sha256: str
+    size_bytes: int
+    lines: int
 
 
 def sha256_file(path: Path) -> str:

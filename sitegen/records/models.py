@@ -6,10 +6,11 @@ A reader rejects versions it does not know by name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from sitegen.models import StrictModel
 from sitegen.plan.models import SpeculativeSpec
@@ -363,10 +364,18 @@ class TrialRecord(StrictModel):
     capacity is then as declared."""
 
     @model_validator(mode="after")
-    def _no_control_characters(self) -> TrialRecord:
+    def _no_control_characters(self, info: ValidationInfo) -> TrialRecord:
+        if info.context == REREAD:
+            return self  # its line passed this check when the campaign was read
         # Ids, provenance and settings reach pages as text; the free texts (prompt,
         # answer, thinking, failure reason) may hold anything and are shown escaped.
         free_text = {"prompt", "text", "reasoning_text", "failure_reason"}
+        # Fast path (every record of a build passes here): the JSON serializer escapes C0
+        # characters as \b, \f or \u00XX and writes DEL and C1 as themselves, so JSON
+        # without those may skip the walk. A backslash that is itself escaped may look
+        # like one: the walk below then decides.
+        if not _MAYBE_CONTROL.search(self.model_dump_json(exclude=free_text)):
+            return self
         for path, value in _strings(self.model_dump(exclude=free_text)):
             found = CONTROL_CHARACTERS.search(value)
             if found:
@@ -375,6 +384,9 @@ class TrialRecord(StrictModel):
                     "and settings are plain text)"
                 )
         return self
+
+
+_MAYBE_CONTROL = re.compile(r"\\[bfu]|[\x7f-\x9f]")
 
 
 def _strings(value: object, path: str = "") -> Iterator[tuple[str, str]]:
@@ -388,6 +400,11 @@ def _strings(value: object, path: str = "") -> Iterator[tuple[str, str]]:
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             yield from _strings(item, f"{path}.{index}")
+
+
+REREAD = {"reread": True}
+"""Validation context of a record line read again for its texts (``Campaign.full_record``)
+after the whole file was validated: the costly checks of text fields are not repeated."""
 
 
 class ArtifactEntry(StrictModel):

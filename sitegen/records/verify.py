@@ -4,6 +4,7 @@ signed (``sitegen verify``, C-SIGNED); ``measure`` checks the same before it app
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from sitegen.records.layout import (
     MANIFEST_FILE,
     PLAN_FILE,
     RECORDS_FILE,
+    FileDigest,
     prefix_digest,
     sha256_file,
 )
@@ -37,8 +39,13 @@ class VerifiedCampaign:
     records: int
 
 
-def verify_campaign(directory: Path) -> VerifiedCampaign:
-    """Re-hash ``directory`` against its manifest; raises ``DataError`` naming every mismatch."""
+def verify_campaign(
+    directory: Path, already_read: Mapping[str, FileDigest] | None = None
+) -> VerifiedCampaign:
+    """Re-hash ``directory`` against its manifest; raises ``DataError`` naming every mismatch.
+    ``already_read``: digests of files (by path in the campaign) taken while a build parsed
+    them, checked instead of reading those files again."""
+    already_read = already_read or {}
     if not directory.is_dir():
         raise DataError([Issue(str(directory), "not a campaign directory", RULE)])
     manifest_path = directory / MANIFEST_FILE
@@ -55,9 +62,12 @@ def verify_campaign(directory: Path) -> VerifiedCampaign:
 
     # A copy is checked exactly: bytes a killed measure left after the signed ones count
     # as changes here (resuming signs them).
-    issues = artifact_issues(directory, manifest, growing=frozenset())
+    issues = artifact_issues(directory, manifest, growing=frozenset(), already_read=already_read)
     listed = {entry.path for entry in manifest.artifacts}
-    records = _count_records(directory / RECORDS_FILE)
+    if RECORDS_FILE in already_read:
+        records = already_read[RECORDS_FILE].lines
+    else:
+        records = _count_records(directory / RECORDS_FILE)
     plan_bytes = _read_if_present(directory / PLAN_FILE)
     if records is not None and records != manifest.record_count:
         # More lines than signed: a measure stopped between an append and its signature.
@@ -94,9 +104,16 @@ def verify_campaign(directory: Path) -> VerifiedCampaign:
     )
 
 
-def artifact_issues(directory: Path, manifest: Manifest, growing: frozenset[str]) -> list[Issue]:
+def artifact_issues(
+    directory: Path,
+    manifest: Manifest,
+    growing: frozenset[str],
+    already_read: Mapping[str, FileDigest] | None = None,
+) -> list[Issue]:
     """Every listed file missing or changed and every file not listed. A file in
-    ``growing`` may have grown: only its first ``size_bytes`` are checked."""
+    ``growing`` may have grown: only its first ``size_bytes`` are checked. A file in
+    ``already_read`` is checked by that digest."""
+    already_read = already_read or {}
     issues: list[Issue] = []
     for entry in manifest.artifacts:
         path = directory / entry.path
@@ -104,7 +121,9 @@ def artifact_issues(directory: Path, manifest: Manifest, growing: frozenset[str]
             issues.append(Issue(str(path), "missing: listed in the manifest, not found", RULE))
             continue
         try:
-            if entry.path in growing:
+            if entry.path in already_read and entry.path not in growing:
+                actual, size = already_read[entry.path].sha256, already_read[entry.path].size_bytes
+            elif entry.path in growing:
                 prefix, size = prefix_digest(path, entry.size_bytes)
                 actual = prefix.hexdigest()
             else:

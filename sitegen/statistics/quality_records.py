@@ -150,16 +150,14 @@ def score_quality(
 def with_truncation_counts(pairs: pd.DataFrame, answers: pd.DataFrame, by: str) -> pd.DataFrame:
     """``pairs`` (one row per ``by`` group) with each group's own length-capped and
     answer-not-reached counts per factor (C-TRUNC: the counts of the same set)."""
-    rows = []
-    for group in pairs[by]:
-        part = answers[answers[by] == group]
-        row = {by: group}
-        for factor in ("off", "on"):
-            side = part[part["factor"] == factor]
-            row[f"{factor}_truncated"] = int((side["outcome"] == "truncated").sum())
-            row[f"{factor}_not_reached"] = int((side["outcome"] == "not_reached").sum())
-        rows.append(row)
-    return pairs.merge(pd.DataFrame(rows), on=by, how="left")
+    columns = {}
+    for factor in ("off", "on"):
+        side = answers[answers["factor"] == factor]
+        for outcome, name in (("truncated", "truncated"), ("not_reached", "not_reached")):
+            # One grouped count per column (not one filter per group: thousands of problems).
+            counts = (side["outcome"] == outcome).groupby(side[by]).sum()
+            columns[f"{factor}_{name}"] = pairs[by].map(counts).fillna(0).astype(int)
+    return pairs.assign(**columns)
 
 
 def outcome_counts(frame: pd.DataFrame) -> pd.DataFrame:

@@ -21,6 +21,7 @@ from sitegen.records.campaign import Campaign
 from sitegen.text import LANGUAGES
 from sitegen.validation.figures import describe, find_figures
 from sitegen.validation.rules import check, violation
+from sitegen.yaml_text import load_yaml
 
 COMPARISONS_DIR = Path("content") / "comparisons"
 """Declared comparisons of several campaigns, relative to the project."""
@@ -142,7 +143,7 @@ def _yaml_mapping(path: Path) -> dict:
     """The mapping a YAML file holds; ``{}`` when it is missing or not a mapping (the
     loaders that own the file report those)."""
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return {}
     return loaded if isinstance(loaded, dict) else {}

@@ -15,11 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from sitegen.errors import Issue
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual
+from sitegen.yaml_text import load_yaml
 
 RULE_CATALOG = Path(__file__).with_name("rules.yaml")
 """The catalog file, shipped inside the package."""
@@ -91,7 +90,7 @@ def registered_checks(scope: Scope | None = None) -> list[Check]:
 @cache
 def load_rules() -> tuple[Rule, ...]:
     """The catalog; every registered check must name a rule of it."""
-    raw = yaml.safe_load(RULE_CATALOG.read_text(encoding="utf-8"))
+    raw = load_yaml(RULE_CATALOG.read_text(encoding="utf-8"))
     rules = tuple(Rule.model_validate(entry) for entry in raw["rules"])
     known = {r.id for r in rules}
     unknown = sorted({c.rule_id for c in registered_checks()} - known)
