@@ -1,11 +1,11 @@
 """Running a fleet: each campaign as one Ray actor on a node that has its resources.
 
 The driver (``sitegen measure --fleet``) owns every campaign's ``CampaignStore`` on its
-own ``data/``. Each actor runs the ordinary campaign runner (``measure._run``) against a
-``_NodeSink`` that stands in for the store: it starts from the driver's latest attempts,
-so done trials are skipped, and every record the runner appends is handed back with the
-engine log written before it; the driver appends both through the store (lock, fsync,
-manifest) as they come. The driver keeps one ``take`` call pending per actor rather than
+own ``data/``. Each actor runs the ordinary campaign runner (``measure.run_trials``)
+against a ``_NodeSink`` that stands in for the store: it starts from the driver's latest
+attempts, so done trials are skipped, and every record the runner appends is handed back
+with the engine log written before it; the driver appends both through the store (lock,
+fsync, manifest) as they come. The driver keeps one ``take`` call pending per actor rather than
 using a Ray streaming generator, which Ray Client (``ray://``) does not support. A node
 lost mid-campaign ends that campaign only: what arrived is intact and signed, and the
 next run resumes the rest on any matching node.
@@ -32,12 +32,12 @@ from sitegen.engine.registry import get_engine_class
 from sitegen.errors import ConfigError, MissingDependency, StorageError
 from sitegen.fleet.io import Fleet, FleetEntry
 from sitegen.fleet.models import FleetResources
-from sitegen.measure import CampaignResult, _run
+from sitegen.measure import CampaignResult, run_trials
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.models import Plan
 from sitegen.records.layout import CAMPAIGNS_DIR, ENGINE_LOG, LOG_FILES, TELEMETRY_LOG
 from sitegen.records.models import NodeInfo, TrialRecord
-from sitegen.records.store import CampaignStore
+from sitegen.records.store import CampaignStore, LatestAttempt
 
 FleetProgress = Callable[[FleetEntry, int, int, TrialRecord], None]
 """Called on the driver after each appended record: campaign, index, total, record."""
@@ -140,7 +140,7 @@ class _NodeSink:
 
     def __init__(
         self,
-        latest: dict[str, TrialRecord],
+        latest: dict[str, LatestAttempt],
         campaign_id: str,
         plan_sha256: str,
         directory: Path,
@@ -158,7 +158,7 @@ class _NodeSink:
         self._send = send
         self._log_sent = dict.fromkeys(LOG_FILES, 0)
 
-    def latest_attempts(self) -> dict[str, TrialRecord]:
+    def latest_attempts(self) -> dict[str, LatestAttempt]:
         return self._latest
 
     def append(self, record: TrialRecord) -> None:
@@ -182,7 +182,7 @@ class CampaignWorker:
     runner sent since the last call."""
 
     def __init__(
-        self, plan: Plan, latest: dict[str, TrialRecord], resources: dict[str, float]
+        self, plan: Plan, latest: dict[str, LatestAttempt], resources: dict[str, float]
     ) -> None:
         self._items: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._held: tuple[str, Any] | None = None
@@ -193,7 +193,7 @@ class CampaignWorker:
         ).start()
 
     def _measure(
-        self, plan: Plan, latest: dict[str, TrialRecord], resources: dict[str, float]
+        self, plan: Plan, latest: dict[str, LatestAttempt], resources: dict[str, float]
     ) -> None:
         import ray
 
@@ -205,7 +205,7 @@ class CampaignWorker:
                 sink = _NodeSink(
                     latest, campaign_id(plan), plan_sha256(plan), scratch, self._items.put
                 )
-                result = _run(
+                result = run_trials(
                     plan,
                     sink,
                     get_engine_class(plan.engine),
@@ -270,7 +270,7 @@ class _Campaign:
 
     entry: FleetEntry
     store: CampaignStore
-    latest: dict[str, TrialRecord]
+    latest: dict[str, LatestAttempt]
     actor: Any
     appended: int = 0
     last_record: TrialRecord | None = None
@@ -392,7 +392,7 @@ def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgr
             record = TrialRecord.model_validate_json(value)
             store.append(record)
             campaign.appended += 1
-            campaign.latest[record.trial_id] = record
+            campaign.latest[record.trial_id] = LatestAttempt.of(record)
             campaign.last_record = record
         elif kind == "progress" and progress:
             index, total = value

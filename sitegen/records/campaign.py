@@ -353,6 +353,19 @@ def parse_records_from(
     records: list[TrialRecord] = []
     numbers: list[int] = []
     issues: list[Issue] = []
+    for number, record in iter_records(lines, path, issues):
+        records.append(keep(record))
+        numbers.append(number)
+    return records, numbers, issues
+
+
+def iter_records(
+    lines: Iterator[bytes],
+    path: Path,
+    issues: list[Issue],
+) -> Iterator[tuple[int, TrialRecord]]:
+    """Each valid record of ``lines`` with its line number, as the lines are read; the
+    problems ``parse_records`` reports are appended to ``issues``."""
     seen: dict[tuple[str, int], int] = {}
     ok_line: dict[str, int] = {}
     for number, raw_line in enumerate(lines, start=1):
@@ -385,9 +398,7 @@ def parse_records_from(
         seen.setdefault(key, number)
         if record.status == "ok":
             ok_line.setdefault(record.trial_id, number)
-        records.append(keep(record))
-        numbers.append(number)
-    return records, numbers, issues
+        yield number, record
 
 
 def _line_problems(raw_line: bytes, where: str, error: ValidationError) -> list[Issue]:

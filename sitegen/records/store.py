@@ -28,8 +28,10 @@ import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO, Literal
 
 from pydantic import ValidationError
 
@@ -37,7 +39,7 @@ from sitegen.errors import IntegrityError, Issue, StorageError, pydantic_issues
 from sitegen.lock import exclusive_lock
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.plan.models import Plan
-from sitegen.records.campaign import parse_records
+from sitegen.records.campaign import iter_records
 from sitegen.records.layout import (
     ENGINE_LOG,
     GROWING_FILES,
@@ -101,7 +103,8 @@ class CampaignStore:
         self,
         directory: Path,
         plan: Plan,
-        records: list[TrialRecord],
+        latest: dict[str, LatestAttempt],
+        record_count: int,
         plan_entry: ArtifactEntry,
         records_digest: _GrowingDigest,
         log_digests: list[_GrowingDigest],
@@ -114,12 +117,12 @@ class CampaignStore:
         self.records_path = directory / RECORDS_FILE
         self.engine_log_path = directory / ENGINE_LOG
         self.telemetry_log_path = directory / TELEMETRY_LOG
-        self.records = records
-        """The records found on opening, in file order (not those appended since)."""
+        self._latest = latest
+        """The latest attempt of each trial found on opening (not those appended since)."""
         self._plan_entry = plan_entry
         self._records_digest = records_digest
         self._log_digests = log_digests
-        self._record_count = len(records)
+        self._record_count = record_count
         self._registered_at = registered_at
 
     @classmethod
@@ -142,30 +145,25 @@ class CampaignStore:
     def _reopen(cls, directory: Path, plan: Plan) -> CampaignStore:
         records_path = directory / RECORDS_FILE
         manifest = _read_manifest(directory / MANIFEST_FILE)
-        try:
-            data = records_path.read_bytes() if records_path.exists() else b""
-        except OSError as exc:
-            raise StorageError.from_os_error(exc, "read", records_path) from exc
-        whole = data.rfind(b"\n") + 1  # a kill can tear the last line only
-        records, _, issues = parse_records(data[:whole], records_path)
-        if issues:
-            raise _refusal(issues)
+        records = _RecordsFile.read(records_path, _signed_records_size(manifest))
+        if records.issues:
+            raise _refusal(records.issues)
         if manifest is None:
-            store = cls._start(directory, plan, records)
+            store = cls._start(directory, plan, records.record_count)
         else:
-            store = cls._resume(directory, plan, manifest, data[:whole], records)
-        if whole < len(data):
-            _truncate(records_path, whole)
+            store = cls._resume(directory, plan, manifest, records)
+        if records.torn_size:
+            _truncate(records_path, records.whole_size)
         store.sign()
         return store
 
     @classmethod
-    def _start(cls, directory: Path, plan: Plan, records: list[TrialRecord]) -> CampaignStore:
+    def _start(cls, directory: Path, plan: Plan, record_count: int) -> CampaignStore:
         """A new campaign, or one killed before its first manifest: nothing to sign yet."""
-        if records:
+        if record_count:
             raise IntegrityError(
                 f"{directory / MANIFEST_FILE}: missing, but {RECORDS_FILE} holds "
-                f"{len(records)} record(s); measure does not sign records it cannot check "
+                f"{record_count} record(s); measure does not sign records it cannot check "
                 "(restore the manifest, or measure into a new data directory)"
             )
         for path in campaign_files(directory):
@@ -196,7 +194,8 @@ class CampaignStore:
         return cls(
             directory,
             plan,
-            [],
+            {},
+            0,
             plan_entry,
             _GrowingDigest(RECORDS_FILE),
             [_GrowingDigest(relative) for relative in LOG_FILES],
@@ -209,8 +208,7 @@ class CampaignStore:
         directory: Path,
         plan: Plan,
         manifest: Manifest,
-        whole_lines: bytes,
-        records: list[TrialRecord],
+        records: _RecordsFile,
     ) -> CampaignStore:
         """A campaign with a manifest: signed bytes unchanged, at most the announced
         record after them."""
@@ -240,10 +238,8 @@ class CampaignStore:
         if issues:
             raise _refusal(issues)
         records_path = directory / RECORDS_FILE
-        records_signed = signed.get(RECORDS_FILE)
-        signed_size = records_signed.size_bytes if records_signed else 0
-        signed_lines = whole_lines[:signed_size].count(b"\n")
-        if signed_size > len(whole_lines):
+        signed_lines = records.signed_lines
+        if records.signed_size > records.whole_size:
             raise _refusal(
                 [Issue(str(records_path), "the signed records end in the middle of a line", RULE)]
             )
@@ -258,12 +254,10 @@ class CampaignStore:
                     )
                 ]
             )
-        records_digest = _GrowingDigest(RECORDS_FILE)
-        records_digest.add(whole_lines[:signed_size])
-        unsigned = whole_lines[signed_size:]
-        if unsigned:
+        if records.unsigned_size:
             announced = manifest.pending_record_sha256
-            if unsigned.count(b"\n") > 1 or hashlib.sha256(unsigned).hexdigest() != announced:
+            unsigned_sha256 = records.unsigned_digest.hexdigest()
+            if records.unsigned_lines > 1 or unsigned_sha256 != announced:
                 raise _refusal(
                     [
                         Issue(
@@ -275,8 +269,9 @@ class CampaignStore:
                         )
                     ]
                 )
-            # Measure's own record, appended just before a kill: sign it now.
-            records_digest.add(unsigned)
+        # The signed lines, and measure's own record if it was appended just before a kill:
+        # sign it now.
+        records_digest = _GrowingDigest(RECORDS_FILE, records.digest, records.whole_size)
         log_digests = []
         for relative in LOG_FILES:
             log_signed = signed.get(relative)
@@ -294,21 +289,17 @@ class CampaignStore:
         return cls(
             directory,
             plan,
-            records,
+            records.latest,
+            records.record_count,
             plan_entry,
             records_digest,
             log_digests,
             registered_at=manifest.registered_at,
         )
 
-    def latest_attempts(self) -> dict[str, TrialRecord]:
-        """The latest recorded attempt of each trial (trial id → record)."""
-        latest: dict[str, TrialRecord] = {}
-        for record in self.records:
-            known = latest.get(record.trial_id)
-            if known is None or record.attempt > known.attempt:
-                latest[record.trial_id] = record
-        return latest
+    def latest_attempts(self) -> dict[str, LatestAttempt]:
+        """The latest recorded attempt of each trial (trial id → attempt)."""
+        return dict(self._latest)
 
     def append(self, record: TrialRecord) -> None:
         """Announce the record in the manifest, append it (fsync), then sign it."""
@@ -361,6 +352,90 @@ class CampaignStore:
             write_atomic(path, (manifest.model_dump_json(indent=2) + "\n").encode())
         except OSError as exc:
             raise StorageError.from_os_error(exc, "write the manifest", path) from exc
+
+
+@dataclass(frozen=True)
+class LatestAttempt:
+    """What resuming needs of a trial's latest recorded attempt."""
+
+    attempt: int
+    status: Literal["ok", "failed"]
+
+    @classmethod
+    def of(cls, record: TrialRecord) -> LatestAttempt:
+        return cls(record.attempt, record.status)
+
+
+class _RecordsFile:
+    """``records.jsonl`` as reopening reads it: line by line, keeping no record, only the
+    latest attempt of each trial, the problems, and what resuming checks and signs."""
+
+    def __init__(self, signed_size: int) -> None:
+        self.signed_size = signed_size
+        """Bytes of the file the manifest signed (0 without a manifest)."""
+        self.latest: dict[str, LatestAttempt] = {}
+        self.record_count = 0
+        self.issues: list[Issue] = []
+        self.whole_size = 0
+        """Bytes up to the last newline: a kill can tear the last line only."""
+        self.torn_size = 0
+        """Bytes after the last newline: the torn last line, dropped."""
+        self.digest = hashlib.sha256()
+        """SHA-256 of the whole lines."""
+        self.signed_lines = 0
+        """Newlines within the signed bytes."""
+        self.unsigned_size = 0
+        self.unsigned_lines = 0
+        self.unsigned_digest = hashlib.sha256()
+        """SHA-256 of the whole lines' bytes after the signed ones."""
+
+    @classmethod
+    def read(cls, path: Path, signed_size: int) -> _RecordsFile:
+        """The file read once, one line in memory at a time; a missing file reads empty."""
+        records = cls(signed_size)
+        try:
+            with path.open("rb") as handle:
+                lines = records._whole_lines(handle)
+                for _, record in iter_records(lines, path, records.issues):
+                    records._add(record)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "read", path) from exc
+        return records
+
+    def _whole_lines(self, handle: BinaryIO) -> Iterator[bytes]:
+        """The lines ending in a newline, without it, each counted and hashed as it
+        passes."""
+        # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
+        for line in handle:
+            if not line.endswith(b"\n"):
+                self.torn_size = len(line)  # only the last line can lack its newline
+                return
+            start, self.whole_size = self.whole_size, self.whole_size + len(line)
+            self.digest.update(line)
+            if self.whole_size <= self.signed_size:
+                self.signed_lines += 1
+            else:
+                unsigned = line[max(self.signed_size - start, 0) :]
+                self.unsigned_size += len(unsigned)
+                self.unsigned_lines += 1
+                self.unsigned_digest.update(unsigned)
+            yield line[:-1]
+
+    def _add(self, record: TrialRecord) -> None:
+        self.record_count += 1
+        known = self.latest.get(record.trial_id)
+        if known is None or record.attempt > known.attempt:
+            self.latest[record.trial_id] = LatestAttempt.of(record)
+
+
+def _signed_records_size(manifest: Manifest | None) -> int:
+    """The bytes of ``records.jsonl`` the manifest signed (0 without one)."""
+    for entry in manifest.artifacts if manifest else []:
+        if entry.path == RECORDS_FILE:
+            return entry.size_bytes
+    return 0
 
 
 def _read_manifest(path: Path) -> Manifest | None:

@@ -14,11 +14,12 @@ from sitegen.engine.registry import get_engine_class
 from sitegen.errors import ConfigError, MissingDependency
 from sitegen.fleet.io import load_fleet
 from sitegen.fleet.runner import _NodeSink, check_resources, import_ray
-from sitegen.measure import _run, run_campaign
+from sitegen.measure import run_campaign, run_trials
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.records.campaign import parse_records
 from sitegen.records.models import NodeInfo, TrialRecord
+from sitegen.records.store import LatestAttempt
 from sitegen.statistics.system import system_table
 from tests.conftest import make_plan
 
@@ -169,9 +170,9 @@ def test_on_the_node_the_runner_sends_log_then_record_and_skips_done_trials(tmp_
     directory = run_campaign(plan, tmp_path / "data").directory
     done = parse_records((directory / "records.jsonl").read_bytes(), directory)[0][:3]
     sent: list[tuple[str, object]] = []
-    latest = {r.trial_id: r for r in done}
+    latest = {r.trial_id: LatestAttempt.of(r) for r in done}
     sink = _NodeSink(latest, campaign_id(plan), plan_sha256(plan), tmp_path / "node", sent.append)
-    _run(plan, sink, get_engine_class(plan.engine), None, NODE)
+    run_trials(plan, sink, get_engine_class(plan.engine), None, NODE)
     records = [TrialRecord.model_validate_json(v) for k, v in sent if k == "record"]
     planned = {t.trial_id for t in expand_trials(plan)}
     assert {r.trial_id for r in records} & planned == planned - set(latest)

@@ -286,8 +286,8 @@ class _ScriptedGpu:
 
 
 def test_gpu_telemetry_reaches_records_the_signed_log_and_energy_per_token(tmp_path, monkeypatch):
-    from sitegen import measure
     from sitegen.engine.fake import FakeEngine
+    from sitegen.measure import requests
 
     class _GpuProbe:
         source, device = "nvml-used", "cuda:0"
@@ -296,7 +296,7 @@ def test_gpu_telemetry_reaches_records_the_signed_log_and_energy_per_token(tmp_p
             return 1000.0
 
     monkeypatch.setattr(FakeEngine, "memory_probes", lambda self: [_GpuProbe()])
-    monkeypatch.setattr(measure, "nvml_telemetry_probes", lambda: [_ScriptedGpu()])
+    monkeypatch.setattr(requests, "nvml_telemetry_probes", lambda: [_ScriptedGpu()])
     result = run_campaign(make_plan(repetitions=1), tmp_path)
     record = read_records(result.directory / "records.jsonl")[-1]
     (gpu,) = record["telemetry"]

@@ -1,0 +1,150 @@
+"""Running one round: the engines of a campaign's conditions, loaded as they are needed,
+and each round as named steps (free → load → fit the prompt → measure → log → record)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sitegen.engine.base import Engine
+from sitegen.engine.options import ServerOptions, parse_engine_options
+from sitegen.errors import SitegenError, StorageError
+from sitegen.measure.records import TrialRecorder, round_info
+from sitegen.measure.requests import Outcome, generation_requests, measure_round
+from sitegen.plan.expand import TrialSpec
+from sitegen.plan.items import PlanItem, plan_items
+from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.plan.prompts import fit_prompt
+from sitegen.records.models import NodeInfo, TrialRecord
+from sitegen.records.store import CampaignStore
+
+Phase = Callable[[str, str, str], None]
+"""Called when a condition enters a phase: (condition id, phase, detail). Phases:
+``loading`` (the engine loads its model or waits for its server; detail: what, and for
+how long at most), ``warm-up``, ``measuring``, ``stopped`` (detail: why)."""
+
+
+class RoundRunner:
+    """Runs the rounds of one campaign, holding the engines it loaded until told to free
+    them (``close_all``)."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        store: CampaignStore,
+        engine_class: type[Engine],
+        node: NodeInfo | None = None,
+        phase: Phase | None = None,
+        engines: dict[str, Engine] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.phase = phase or (lambda condition_id, phase, detail: None)
+        self.phases: dict[str, str] = {}
+        """The phase each condition was last reported in (reported once per change)."""
+        self.store = store
+        self.engine_class = engine_class
+        self.engines: dict[str, Engine] = dict(engines or {})
+        self.descriptions = {cid: engine.describe() for cid, engine in self.engines.items()}
+        self.prompts: dict[str, str] = {}
+        self.conditions = {c.id: c for c in plan.conditions}
+        self.items = plan_items(plan)
+        self.recorder = TrialRecorder(plan, store, self.items, node)
+
+    def run(
+        self, members: list[TrialSpec], attempts: dict[str, int], keep_loaded: set[str]
+    ) -> list[tuple[TrialRecord, bool]]:
+        """Run one trial, or every user of a concurrent round at once, and return the
+        record of each trial in ``attempts`` (trial id → attempt number) with whether the
+        engine as a whole failed (would not load, or raised during the request) rather
+        than that one request."""
+        first = members[0]
+        condition = self.conditions[first.condition_id]
+        # Sequential blocks: free the previous condition's model before loading the next.
+        self.close_all(keep=keep_loaded | {condition.id})
+        engine = self.engine_for(condition)
+        self._enter(condition.id, "warm-up" if first.role == "warmup" else "measuring")
+        spec = self.items[first.input_id]
+        started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        recorded = [t for t in members if t.trial_id in attempts]
+        description = self.descriptions.get(condition.id)
+        if isinstance(engine, str):
+            outcome = Outcome(prompt=spec.text, failure=engine, engine_failed=True)
+            return self.recorder.records(
+                recorded, attempts, started_at, description, lambda _: outcome
+            )
+        try:
+            prompt = self._fit_prompt(engine, spec)
+        except SitegenError as exc:
+            outcome = Outcome(prompt=spec.text, failure=f"input length: {exc}")
+            return self.recorder.records(
+                recorded, attempts, started_at, description, lambda _: outcome
+            )
+        requests = generation_requests(self.plan, condition, spec, prompt, members)
+        measured = measure_round(engine, requests, self.plan.telemetry.interval_s)
+        samples = measured.telemetry.raw_samples()
+        if samples:
+            self._log_samples([t.trial_id for t in recorded], samples)
+        by_id = dict(zip([t.trial_id for t in members], measured.outcomes, strict=True))
+        return self.recorder.records(
+            recorded,
+            attempts,
+            started_at,
+            description,
+            lambda trial: by_id[trial.trial_id],
+            round_info(members, measured, started_at),
+            measured.peaks,
+            measured.telemetry.summaries() + measured.cpu_time,
+        )
+
+    def engine_for(self, condition: ConditionSpec) -> Engine | str:
+        """The loaded engine of ``condition``, or why it would not load. A failed load is
+        not remembered: the next trial tries again, as an outage may be over."""
+        if condition.id not in self.engines:
+            self._enter(condition.id, "loading", self._loading_detail(condition))
+            try:
+                engine = self.engine_class(self.plan, condition)
+            except SitegenError as exc:
+                return f"load failure: {exc}"
+            self.engines[condition.id] = engine
+            self.descriptions[condition.id] = engine.describe()
+        return self.engines[condition.id]
+
+    def close_all(self, keep: set[str] = frozenset()) -> None:
+        for condition_id in [c for c in self.engines if c not in keep]:
+            self.engines.pop(condition_id).close()
+
+    def _enter(self, condition_id: str, phase: str, detail: str = "") -> None:
+        if self.phases.get(condition_id) != phase or phase == "loading":
+            self.phases[condition_id] = phase
+            self.phase(condition_id, phase, detail)
+
+    def _loading_detail(self, condition: ConditionSpec) -> str:
+        """What loading means for this condition: a server to wait for, or a model."""
+        options = parse_engine_options(self.plan.engine, condition)
+        if isinstance(options, ServerOptions):
+            return (
+                f"waiting for the server at {options.base_url} "
+                f"(up to {options.ready_timeout_s:g} s)"
+            )
+        return f"model {self.plan.model_for(condition).name}"
+
+    def _fit_prompt(self, engine: Engine, spec: PlanItem) -> str:
+        """The item's prompt fitted to its target length with the engine's tokenizer; fitted
+        once per item, then reused."""
+        prompt = self.prompts.get(spec.item_id) or fit_prompt(
+            spec.text, spec.target_prompt_tokens, self.plan.filler, engine.count_tokens
+        )
+        self.prompts[spec.item_id] = prompt
+        return prompt
+
+    def _log_samples(self, trial_ids: list[str], samples: list[dict]) -> None:
+        """Append the raw telemetry samples of one request or round to the campaign's
+        telemetry log (signed with the records that follow)."""
+        line = json.dumps({"trial_ids": trial_ids, "samples": samples}, separators=(",", ":"))
+        path = self.store.telemetry_log_path
+        try:
+            with path.open("a", encoding="utf-8") as log:
+                log.write(line + "\n")
+        except OSError as exc:
+            raise StorageError.from_os_error(exc, "append telemetry to", path) from exc
