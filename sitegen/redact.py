@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +92,7 @@ class Redactor:
         self._hosts: set[str] = set(self._declared)
         self._pattern = self._compile()
         self._known: re.Pattern[str] | None = None
+        self._known_values: list[str] = []
         self._provenances: dict[str, Provenance] = {}
 
     def _compile(self) -> re.Pattern[str]:
@@ -183,9 +184,15 @@ class Redactor:
         if "://" in text:  # most answers hold no address: skip the scan
             text = re.sub(_URL, self._replace, text)
         if self._known is None:
-            known = sorted((v for v in self._seen if "/" in v or ":" in v), key=len, reverse=True)
-            pattern = "|".join(re.escape(v) for v in known) or "(?!)"
+            self._known_values = sorted(
+                (v for v in self._seen if "/" in v or ":" in v), key=len, reverse=True
+            )
+            pattern = "|".join(re.escape(v) for v in self._known_values) or "(?!)"
             self._known = re.compile(rf"(?<![\w.-])(?:{pattern})(?![\w-])")
+        # A substring test per known value is far quicker than the pattern on texts that
+        # hold none of them (nearly all answers).
+        if not any(value in text for value in self._known_values):
+            return text
         return self._known.sub(lambda m: self._seen[m[0]], text)
 
     def record(self, record: TrialRecord) -> TrialRecord:
@@ -254,11 +261,9 @@ class RedactedCampaign(Campaign):
 
     redactor: Redactor = field(kw_only=True)
 
-    def full_record(self, index: int) -> TrialRecord:
-        return self.redactor.record(super().full_record(index))
-
-    def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
-        return (self.redactor.record(r) for r in super().iter_full_records(indices))
+    def with_texts(self, lean: TrialRecord, texts: dict[str, str | None]) -> TrialRecord:
+        # The lean record is redacted already: only the texts are left to clean.
+        return super().with_texts(lean, {k: self.redactor.scrub_known(v) for k, v in texts.items()})
 
 
 def redact_campaign(campaign: Campaign, redactor: Redactor) -> RedactedCampaign:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sitegen.errors import Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
@@ -31,7 +31,6 @@ from sitegen.records.layout import (
 )
 from sitegen.records.models import (
     RECORD_SCHEMA_VERSION,
-    REREAD,
     Manifest,
     TrialRecord,
 )
@@ -105,18 +104,42 @@ class Campaign:
 
     def full_record(self, index: int) -> TrialRecord:
         """The record at ``index`` with its texts, read back from ``records.jsonl``."""
-        with self.records_path.open("rb") as handle:
-            handle.seek(self.record_offsets[index])
-            return TrialRecord.model_validate_json(handle.readline(), context=REREAD)
+        return next(self.iter_full_records([index]))
 
     def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
         """The records (all, or those at ``indices`` in that order) with their texts, one at a
-        time."""
+        time: the lean record with the texts of its line (the line was validated when the
+        campaign was read, so only its texts are taken from it)."""
         order = range(len(self.records)) if indices is None else indices
         with self.records_path.open("rb") as handle:
             for index in order:
                 handle.seek(self.record_offsets[index])
-                yield TrialRecord.model_validate_json(handle.readline(), context=REREAD)
+                yield self.with_texts(self.records[index], record_texts(handle.readline()))
+
+    def with_texts(self, lean: TrialRecord, texts: dict[str, str | None]) -> TrialRecord:
+        """``lean`` with the texts of its line (``record_texts``)."""
+        return lean.model_copy(update=texts)
+
+
+def record_texts(line: bytes) -> dict[str, str | None]:
+    """The texts a lean record leaves out, from its ``records.jsonl`` line."""
+    return _LineTexts.model_validate_json(line).model_dump()
+
+
+class _LineTexts(BaseModel):
+    """Reads only the texts of a record line (the other fields are skipped, not built)."""
+
+    model_config = ConfigDict(extra="ignore")
+    prompt: str
+    text: str
+    reasoning_text: str | None = None
+
+
+"""Reads only the texts of a record line (the other fields are skipped, not built)."""
+
+
+LEAN_TEXTS = ("prompt", "text", "reasoning_text")
+"""The fields a lean record holds empty (``Campaign``)."""
 
 
 def campaign_directories(data_dir: Path) -> list[Path]:
@@ -292,7 +315,6 @@ class _LeanRecords:
     equal provenance and speculative values (most records of a campaign have the same):
     a few KB per record instead of every text."""
 
-    _TEXTS = ("prompt", "text", "reasoning_text")
     _SHARED = ("provenance", "speculative")
     _REPEATED = ("campaign_id", "plan_sha256", "condition_id", "input_id")
     """Strings most records share: one interned copy instead of one per record."""
@@ -308,7 +330,7 @@ class _LeanRecords:
         key = (record.campaign_id, record.trial_id, record.attempt)
         self.prompt_sha256[key] = hashlib.sha256(record.prompt.encode("utf-8")).hexdigest()
         values = record.__dict__  # frozen models: the parser's own fresh instance
-        for name in self._TEXTS:
+        for name in LEAN_TEXTS:
             if values[name] is not None:
                 values[name] = ""
         for name in self._REPEATED:

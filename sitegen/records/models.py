@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, model_validator
+from pydantic import Field, model_validator
 
 from sitegen.models import StrictModel
 from sitegen.plan.models import SpeculativeSpec
@@ -364,9 +364,7 @@ class TrialRecord(StrictModel):
     capacity is then as declared."""
 
     @model_validator(mode="after")
-    def _no_control_characters(self, info: ValidationInfo) -> TrialRecord:
-        if info.context == REREAD:
-            return self  # its line passed this check when the campaign was read
+    def _no_control_characters(self) -> TrialRecord:
         # Ids, provenance and settings reach pages as text; the free texts (prompt,
         # answer, thinking, failure reason) may hold anything and are shown escaped.
         free_text = {"prompt", "text", "reasoning_text", "failure_reason"}
@@ -400,11 +398,6 @@ def _strings(value: object, path: str = "") -> Iterator[tuple[str, str]]:
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             yield from _strings(item, f"{path}.{index}")
-
-
-REREAD = {"reread": True}
-"""Validation context of a record line read again for its texts (``Campaign.full_record``)
-after the whole file was validated: the costly checks of text fields are not repeated."""
 
 
 class ArtifactEntry(StrictModel):
