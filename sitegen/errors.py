@@ -18,6 +18,11 @@ class ConfigError(SitegenError):
     """A plan, option or configuration value is invalid."""
 
 
+class UsageError(ConfigError):
+    """A command-line argument names something that is not there (the CLI exits 2, as for
+    any argument it refuses)."""
+
+
 class EngineError(SitegenError):
     """An engine could not be loaded or failed outside a single request."""
 

@@ -4,12 +4,13 @@ imports the renderer (pandas, plotly, mkdocs take most of a second to import).""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from importlib import metadata
 from pathlib import Path
 
 import sitegen
 from sitegen.publish.marker import BuildMarker, read_build_marker
-from sitegen.records.layout import CAMPAIGNS_DIR
+from sitegen.records.layout import CAMPAIGNS_DIR, check_skipped
 
 RENDERING_PACKAGES = (
     "mkdocs",
@@ -26,9 +27,13 @@ RENDERING_PACKAGES = (
 """Packages whose version can change the bytes of the site."""
 
 
-def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
+def input_digest(
+    data_dir: Path, project_dir: Path, version: str | None, skip: Collection[str] = ()
+) -> str:
     """SHA-256 over everything the site is made from: the files a build reads, sitegen's
-    own code and the renderer versions (cheap next to rendering: hashing, no parsing)."""
+    own code and the renderer versions (cheap next to rendering: hashing, no parsing).
+    ``skip``: the campaign directories left out (``--skip``): the list counts, their
+    files do not."""
     digest = hashlib.sha256()
 
     def add(name: str, data: bytes) -> None:
@@ -43,6 +48,7 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
                 digest.update(block)
 
     add("label", (version or "").encode())
+    add("skip", "\0".join(sorted(set(skip))).encode())
     roots = {
         "project": project_dir,
         "sitegen": Path(sitegen.__file__).parent,
@@ -54,11 +60,12 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
     sources += [("campaigns", p) for p in roots["campaigns"].rglob("*")]
     for root, path in sorted(sources):
         relative = path.relative_to(roots[root])
-        # Every campaign file but the engine logs (plans, records, annotations).
-        skipped = "__pycache__" in relative.parts or (
-            root == "campaigns" and "logs" in relative.parts
+        # Every campaign file but the engine logs (plans, records, annotations), and none
+        # of a campaign left out with --skip.
+        ignored = "__pycache__" in relative.parts or (
+            root == "campaigns" and ("logs" in relative.parts or relative.parts[0] in skip)
         )
-        if path.is_file() and not skipped:
+        if path.is_file() and not ignored:
             add_file(f"{root}/{relative.as_posix()}", path)
     for package in RENDERING_PACKAGES:
         add(package, metadata.version(package).encode())
@@ -66,11 +73,17 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
 
 
 def unchanged_build(
-    data_dir: Path, site_dir: Path, project_dir: Path, version: str | None
+    data_dir: Path,
+    site_dir: Path,
+    project_dir: Path,
+    version: str | None,
+    skip: Collection[str] = (),
 ) -> tuple[str, BuildMarker | None]:
     """The inputs' digest, and the site's build marker when the site was built from
-    exactly these inputs (``None``: something changed)."""
-    inputs_sha256 = input_digest(data_dir, project_dir, version)
+    exactly these inputs (``None``: something changed). Raises ``UsageError`` when
+    ``skip`` names no campaign."""
+    check_skipped(data_dir, skip)
+    inputs_sha256 = input_digest(data_dir, project_dir, version, skip)
     marker = read_build_marker(site_dir)
     if marker is not None and marker.inputs_sha256 == inputs_sha256:
         return inputs_sha256, marker

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Collection
 from pathlib import Path
+
+from sitegen.errors import UsageError
 
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
@@ -24,6 +27,22 @@ LOCK_FILE = ".lock"
 GROWING_FILES = frozenset({RECORDS_FILE, *LOG_FILES})
 """Files that only grow while measuring: on resume their signed bytes must be unchanged,
 and bytes after them are what a killed ``measure`` left."""
+
+
+def check_skipped(data_dir: Path, skip: Collection[str]) -> None:
+    """Raise ``UsageError`` when ``skip`` (``--skip``) names no campaign directory of
+    ``data_dir``."""
+    if not skip:
+        return
+    campaigns_dir = data_dir / CAMPAIGNS_DIR
+    present = set()
+    if campaigns_dir.is_dir():
+        present = {path.name for path in campaigns_dir.iterdir() if path.is_dir()}
+    unknown = sorted(set(skip) - present)
+    if unknown:
+        raise UsageError(
+            f"--skip {', '.join(unknown)}: no campaign directory of that name in {campaigns_dir}"
+        )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -63,6 +63,14 @@ def _error(capsys) -> str:
     return errors[0].removeprefix("error: ")
 
 
+def _problems(capsys) -> list[str]:
+    """The problems of the ``DataError`` ``sitegen`` printed, one per line."""
+    err = capsys.readouterr().err
+    header, *problems = err.splitlines()
+    assert header.startswith("error: ") and "Traceback" not in err, err
+    return [problem.removeprefix("  ") for problem in problems]
+
+
 def _planned_once(directory: Path, plan: Plan) -> None:
     """Every planned trial has exactly one ok record; resume warm-ups are extra."""
     records = [json.loads(line) for line in _lines(directory)]
@@ -250,8 +258,13 @@ def test_announced_record_of_a_kill_is_signed_any_other_is_refused(
     manifest = json.loads((directory / "manifest.json").read_text())
     assert len(_lines(directory)) == 5 and manifest["record_count"] == 4
     assert manifest["pending_record_sha256"]  # the fifth line was announced
-    assert main(["verify", str(directory)]) == 1  # a copy must match exactly
-    assert "5 records, the manifest counts 4" in capsys.readouterr().err
+    assert main(["verify", str(directory)]) == 1  # a copy must match exactly, but the
+    # cure of what a kill leaves is to resume, not to copy again
+    assert _problems(capsys) == [
+        f"[manifest] {directory / 'records.jsonl'}:5: the record a stopped measure appended "
+        f"but had not signed; run `sitegen measure --plan {directory / 'plan.json'} --data "
+        f"{tmp_path}` to sign it and finish the campaign"
+    ]
 
     assert _measure(plan_file, tmp_path) == 0  # measure's own line: signed, not redone
     assert json.loads(_lines(directory)[4])["trial_id"] == "off/padded/r0"
@@ -298,6 +311,13 @@ def test_torn_last_line_is_repaired_and_its_trial_redone_once(
     torn = (directory / "records.jsonl").read_bytes()
     assert torn.count(b"\n") == 5 and not torn.endswith(b"\n")
     before = torn[: torn.rfind(b"\n") + 1]
+    capsys.readouterr()
+    assert main(["verify", str(directory)]) == 1
+    assert _problems(capsys) == [
+        f"[manifest] {directory / 'records.jsonl'}:6: a torn last line, left by a measure "
+        f"stopped while writing it; run `sitegen measure --plan {directory / 'plan.json'} "
+        f"--data {tmp_path}` to drop the torn tail and finish the campaign"
+    ]
 
     assert _measure(plan_file, tmp_path) == 0
     assert (
