@@ -45,9 +45,15 @@ def check_skipped(data_dir: Path, skip: Collection[str]) -> None:
         )
 
 
+def scratch_path(path: Path) -> Path:
+    """The temporary file ``write_atomic`` writes ``path`` through (a dot-file: never
+    listed in a manifest)."""
+    return path.with_name(f".{path.name}.tmp")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename, so readers never see half a file."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = scratch_path(path)
     with temporary.open("wb") as handle:
         handle.write(data)
         handle.flush()

@@ -22,7 +22,7 @@ from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id, canonical_plan_json
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records import store
-from sitegen.records.campaign import parse_records, read_campaign
+from sitegen.records.campaign import parse_records, read_campaign, read_campaigns
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import excluded_counts, trials_frame
 from tests.conftest import break_the_sixth_append, make_plan
@@ -493,6 +493,47 @@ def test_manifest_that_cannot_be_written_is_one_line(
     )
     after = (directory / "records.jsonl").read_bytes(), (directory / "manifest.json").read_bytes()
     assert after == before
+
+
+@pytest.mark.parametrize(
+    ("stop", "code"),
+    [(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), 2), (KeyboardInterrupt(), 130)],
+)
+def test_a_measure_stopped_before_its_plan_leaves_no_directory(
+    tmp_path, plan, plan_file, monkeypatch, stop, code
+):
+    def stopped(path, data):
+        raise stop
+
+    monkeypatch.setattr(store, "write_atomic", stopped)
+    assert _measure(plan_file, tmp_path) == code
+    assert not _directory(tmp_path, plan).exists()
+    monkeypatch.undo()
+    assert _measure(plan_file, tmp_path) == 0
+    _planned_once(_directory(tmp_path, plan), plan)
+
+
+def test_a_directory_killed_before_its_plan_is_taken_over_by_the_next_measure(
+    tmp_path, plan, plan_file
+):
+    directory = _directory(tmp_path, plan)
+    directory.mkdir(parents=True)
+    (directory / ".lock").write_text("4194303\n")  # a pid long gone
+    (directory / ".plan.json.tmp").write_text('{"name": "un')  # the plan, half written
+    _, issues = read_campaigns(tmp_path)
+    assert [issue.message.split(";")[0] for issue in issues] == [
+        "an empty campaign directory (a measure stopped before writing its plan leaves one)"
+    ]
+    assert _measure(plan_file, tmp_path) == 0
+    assert sorted(path.name for path in directory.iterdir()) == [
+        ".lock",
+        "logs",
+        "manifest.json",
+        "plan.json",
+        "records.jsonl",
+    ]
+    _planned_once(directory, plan)
+    verify_campaign(directory)
 
 
 def test_data_dir_that_is_a_file_is_one_line(tmp_path, plan_file, plan, capsys):
