@@ -4,10 +4,12 @@ a campaign without a usable trial is refused with its reasons, or left out with
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -410,6 +412,103 @@ def test_a_full_disk_while_rendering_is_one_line_and_leaves_the_site(tmp_path, c
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "No space left on device" in err, err
     assert tree_bytes(tmp_path / "site") == before
+
+
+def refuse_writes(monkeypatch, refused: Callable[[str], bool], number: int) -> list[str]:
+    """Make every write to an absolute path that ``refused`` picks fail with the OS error
+    ``number`` (EROFS: a read-only file system; ENOSPC: a full disk), as the kernel would:
+    opening for writing, creating, linking, renaming, removing. CI runs as root, where a
+    read-only mode stops nothing. Returns the paths refused, as they are refused."""
+    import builtins
+    import io
+
+    hits: list[str] = []
+
+    def guard(function, positions, writes=lambda *args, **kwargs: True):
+        def guarded(*args, **kwargs):
+            paths = [args[i] for i in positions if i < len(args)]
+            if kwargs.get("dir_fd") is not None:  # shutil.rmtree: names in an open folder
+                paths = []
+            for path in paths:
+                if isinstance(path, int):  # a file descriptor
+                    continue
+                where = os.path.abspath(os.fsdecode(path))
+                if writes(*args, **kwargs) and refused(where):
+                    hits.append(where)
+                    raise OSError(number, os.strerror(number), where)
+            return function(*args, **kwargs)
+
+        return guarded
+
+    def opens_to_write(file, mode="r", *args, **kwargs) -> bool:
+        return any(letter in mode for letter in "wax+")
+
+    def os_open_to_write(path, flags, *args, **kwargs) -> bool:
+        return bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+
+    monkeypatch.setattr(builtins, "open", guard(builtins.open, [0], opens_to_write))
+    monkeypatch.setattr(io, "open", guard(io.open, [0], opens_to_write))
+    monkeypatch.setattr(os, "open", guard(os.open, [0], os_open_to_write))
+    for name in ("mkdir", "unlink", "remove", "rmdir", "truncate"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name), [0]))
+    for name in ("symlink", "link", "rename", "replace"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name), [0, 1]))
+    return hits
+
+
+def _published_v1(root: Path) -> tuple[Path, Path, dict[str, bytes]]:
+    """Data, a site in ``root/www`` with version v1, and the site's bytes."""
+    publishable_campaign(root / "data")
+    site = root / "www" / "site"
+    build_site(root / "data", site, PROJECT, version="v1")
+    return root / "data", site, tree_bytes(site.resolve())
+
+
+def _build_v2(data: Path, site: Path) -> list[str]:
+    return ["build", "--data", str(data), "--site", str(site), "--version", "v2"]
+
+
+@pytest.mark.parametrize("read_only", ["the site's folder", "the releases"])
+def test_a_read_only_site_is_one_line_and_leaves_the_site(tmp_path, capsys, monkeypatch, read_only):
+    data, site, before = _published_v1(tmp_path)
+    release = site.resolve()
+    folder = site.parent if read_only == "the site's folder" else site.parent / ".site.releases"
+    hits = refuse_writes(
+        monkeypatch, lambda path: path.startswith(f"{folder}{os.sep}"), errno.EROFS
+    )
+    code = main(_build_v2(data, site))
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert hits and code == 1 and err.count("\n") == 1, err
+    assert err.startswith("error: cannot ") and err.endswith(": Read-only file system\n"), err
+    assert site.resolve() == release and tree_bytes(release) == before
+    assert main(_build_v2(data, site)) == 0  # writable again: the next build publishes
+
+
+PUBLISH_STEPS = {
+    "the new version's pages": lambda path: "/staging-" in path and "/v/v2/" in path,
+    "the versions carried over": lambda path: "/staging-" in path and "/v/v1/" in path,
+    "the root redirect": lambda path: "/staging-" in path and path.endswith("/site/index.html"),
+    "the build marker": lambda path: path.endswith(".sitegen-build.json.tmp"),
+    "the switch": lambda path: "/link-" in path,
+}
+
+
+@pytest.mark.parametrize("step", sorted(PUBLISH_STEPS))
+def test_a_full_disk_while_publishing_is_one_line_and_leaves_the_site(
+    tmp_path, capsys, monkeypatch, step
+):
+    data, site, before = _published_v1(tmp_path)
+    release = site.resolve()
+    hits = refuse_writes(monkeypatch, PUBLISH_STEPS[step], errno.ENOSPC)
+    code = main(_build_v2(data, site))
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert hits and code == 1 and err.count("\n") == 1, err
+    assert err.startswith("error: cannot ") and err.endswith(": No space left on device\n"), err
+    assert site.resolve() == release and tree_bytes(release) == before
+    assert not list((site.parent / ".site.releases").glob("staging-*"))
+    assert main(_build_v2(data, site)) == 0  # space again: the next build publishes
 
 
 def test_a_killed_builds_scratch_folder_is_removed_by_the_next_build(tmp_path, monkeypatch):
