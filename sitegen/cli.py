@@ -92,9 +92,10 @@ def _measure(args: argparse.Namespace) -> int:
         return _measure_fleet(args)
     from sitegen.measure import run_campaign
     from sitegen.plan.demo import DEMO_PLANS
-    from sitegen.plan.io import load_plan
+    from sitegen.plan.io import campaign_id, load_plan
     from sitegen.preflight import preflight, trial_summary
     from sitegen.project import project_plans
+    from sitegen.records.layout import CAMPAIGNS_DIR
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
@@ -118,6 +119,7 @@ def _measure(args: argparse.Namespace) -> int:
         code = EXIT_OK
         for check in checks:
             plan = check.plan
+            _note_engine_death(args.data / CAMPAIGNS_DIR / campaign_id(plan))
             started = time.monotonic()
             with display.campaign(plan.name) as shown:
                 result = run_campaign(
@@ -135,6 +137,22 @@ def _measure(args: argparse.Namespace) -> int:
     finally:
         for check in checks:
             check.close()
+
+
+def _note_engine_death(directory: Path) -> None:
+    """One line when the last measure of the campaign died inside the engine: native code
+    that aborts ends the process at once, its reason only in ``logs/engine.log``."""
+    from sitegen.engine.native_output import error_line
+    from sitegen.records.layout import ENGINE_LOG
+    from sitegen.records.verify import unsigned_engine_output
+
+    cause = error_line(unsigned_engine_output(directory), last_resort=False)
+    if cause:
+        print(
+            f"note: the last measure of {directory.name} died in the engine, whose log "
+            f"({directory / ENGINE_LOG}) says: {cause}",
+            file=sys.stderr,
+        )
 
 
 def _print_preflight(checks, dry_run: bool) -> bool:

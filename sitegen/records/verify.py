@@ -14,6 +14,7 @@ from sitegen.errors import DataError, Issue, StorageError, pydantic_issues
 from sitegen.records.annotations import ANNOTATIONS_FILE
 from sitegen.records.layout import (
     CAMPAIGNS_DIR,
+    ENGINE_LOG,
     GROWING_FILES,
     MANIFEST_FILE,
     PLAN_FILE,
@@ -156,6 +157,21 @@ def killed_tail(directory: Path, manifest: Manifest) -> KilledTail | None:
     ):
         return None
     return KilledTail(manifest.record_count + 1, announced=bool(whole), torn=bool(torn))
+
+
+def unsigned_engine_output(directory: Path) -> str:
+    """What the engine logged after the campaign was last signed (decoded; at most the
+    last MiB): empty after a measure that ended, what native code printed as it died
+    after one that did not (``abort()`` ends the process before anything is signed)."""
+    try:
+        manifest = Manifest.model_validate_json((directory / MANIFEST_FILE).read_bytes())
+        signed = next((e.size_bytes for e in manifest.artifacts if e.path == ENGINE_LOG), 0)
+        with (directory / ENGINE_LOG).open("rb") as log:
+            size = log.seek(0, 2)
+            log.seek(max(signed, size - (1 << 20)))
+            return log.read().decode("utf-8", errors="replace")
+    except (OSError, ValidationError):
+        return ""  # no campaign yet, or one measure will refuse with its reason
 
 
 def artifact_issues(directory: Path, manifest: Manifest, growing: frozenset[str]) -> list[Issue]:
