@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -76,17 +77,24 @@ class RenderedSite:
         return sum(len(r.campaign.records) for r in self.reports)
 
 
-def render_site(data_dir: Path, project_dir: Path) -> RenderedSite:
+def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -> RenderedSite:
     """Read → validate → compute → render → check every page; raises ``DataError``
-    listing every problem. Writes nothing (``sitegen check`` is exactly this)."""
+    listing every problem. Writes nothing (``sitegen check`` is exactly this). ``skip``:
+    names of campaign directories left out (``--skip``)."""
     require_project(project_dir)
-    campaigns, issues = read_campaigns(data_dir)
+    campaigns, issues = read_campaigns(data_dir, skip)
     campaigns = [c for c in campaigns if c.annotations.publish]
     issues += report_address_collisions(campaigns)
     issues += validate_campaigns(campaigns)
     issues += check_project(project_dir)
     if not campaigns and not issues:
-        issues.append(Issue(str(data_dir), "every campaign is marked publish: false", "data"))
+        issues.append(
+            Issue(
+                str(data_dir),
+                "every campaign is left out (publish: false in its annotations.yaml, or --skip)",
+                "data",
+            )
+        )
     if issues:
         raise DataError(issues)
     settings = read_site_settings(project_dir)
@@ -181,24 +189,26 @@ def build_site(
     project_dir: Path,
     version: str | None = None,
     changed_inputs_sha256: str | None = None,
+    skip: Collection[str] = (),
 ) -> BuildResult:
     """Publish the records of ``data_dir`` as version ``version`` (default: the date of
     the latest record, ``YYYY-MM-DD`` in UTC) of the site in ``site_dir``.
     ``changed_inputs_sha256``: the inputs' digest, from a caller that has just found the
-    site not built from them (``unchanged_build``), so they are not hashed again."""
+    site not built from them (``unchanged_build``), so they are not hashed again.
+    ``skip``: names of campaign directories left out (``--skip``)."""
     project_dir = project_dir.resolve()
     require_project(project_dir)
     if version is not None:
         check_label(version)
     inputs_sha256 = changed_inputs_sha256
     if inputs_sha256 is None:
-        inputs_sha256, marker = unchanged_build(data_dir, site_dir, project_dir, version)
+        inputs_sha256, marker = unchanged_build(data_dir, site_dir, project_dir, version, skip)
         if marker is not None:
             return BuildResult(
                 site_dir, marker.version, "up-to-date", marker.campaigns, marker.records
             )
 
-    rendered = render_site(data_dir, project_dir)
+    rendered = render_site(data_dir, project_dir, skip)
     data_epoch, default_label = latest_record_time(rendered.reports)
     label = version or check_label(default_label)
     marker = BuildMarker(

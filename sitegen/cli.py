@@ -1,7 +1,8 @@
 """Command line: a thin shell over importable functions.
 
-Every ``SitegenError`` is printed as its message with exit code 1 (``measure``: 2;
-``--debug`` shows the traceback); heavy modules are imported inside the commands.
+Every ``SitegenError`` is printed as its message with exit code 1 (``measure``, and an
+argument naming what is not there: 2; ``--debug`` shows the traceback); heavy modules are
+imported inside the commands.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-from sitegen.errors import ConfigError, SitegenError
+from sitegen.errors import ConfigError, SitegenError, UsageError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 """Any command but ``measure``: the printed error stopped it."""
+EXIT_USAGE = 2
+"""The command line names something that is not there (as for arguments argparse refuses)."""
 EXIT_MEASURE_REFUSED = 2
 """``measure`` refused to run or stopped at the printed error."""
 EXIT_MEASURE_INCOMPLETE = 3
@@ -89,9 +92,10 @@ def _measure(args: argparse.Namespace) -> int:
         return _measure_fleet(args)
     from sitegen.measure import run_campaign
     from sitegen.plan.demo import DEMO_PLANS
-    from sitegen.plan.io import load_plan
+    from sitegen.plan.io import campaign_id, load_plan
     from sitegen.preflight import preflight, trial_summary
     from sitegen.project import project_plans
+    from sitegen.records.layout import CAMPAIGNS_DIR
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
@@ -115,6 +119,7 @@ def _measure(args: argparse.Namespace) -> int:
         code = EXIT_OK
         for check in checks:
             plan = check.plan
+            _note_engine_death(args.data / CAMPAIGNS_DIR / campaign_id(plan))
             started = time.monotonic()
             with display.campaign(plan.name) as shown:
                 result = run_campaign(
@@ -132,6 +137,22 @@ def _measure(args: argparse.Namespace) -> int:
     finally:
         for check in checks:
             check.close()
+
+
+def _note_engine_death(directory: Path) -> None:
+    """One line when the last measure of the campaign died inside the engine: native code
+    that aborts ends the process at once, its reason only in ``logs/engine.log``."""
+    from sitegen.engine.native_output import error_line
+    from sitegen.records.layout import ENGINE_LOG
+    from sitegen.records.verify import unsigned_engine_output
+
+    cause = error_line(unsigned_engine_output(directory), last_resort=False)
+    if cause:
+        print(
+            f"note: the last measure of {directory.name} died in the engine, whose log "
+            f"({directory / ENGINE_LOG}) says: {cause}",
+            file=sys.stderr,
+        )
 
 
 def _print_preflight(checks, dry_run: bool) -> bool:
@@ -205,7 +226,7 @@ def _build(args: argparse.Namespace) -> None:
     if args.version is not None:
         check_label(args.version)
     # An unchanged site is known before the renderer is imported (most of a second).
-    inputs_sha256, marker = unchanged_build(args.data, args.site, project, args.version)
+    inputs_sha256, marker = unchanged_build(args.data, args.site, project, args.version, args.skip)
     if marker is not None:
         outcome, version, campaigns, records = (
             "up-to-date",
@@ -216,7 +237,9 @@ def _build(args: argparse.Namespace) -> None:
     else:
         from sitegen.build import build_site
 
-        result = build_site(args.data, args.site, project, args.version, inputs_sha256)
+        result = build_site(
+            args.data, args.site, project, args.version, inputs_sha256, skip=args.skip
+        )
         outcome, version, campaigns, records = (
             result.outcome,
             result.version,
@@ -237,7 +260,7 @@ def _build(args: argparse.Namespace) -> None:
 def _check(args: argparse.Namespace) -> None:
     from sitegen.build import render_site
 
-    checked = render_site(args.data, args.project.resolve())
+    checked = render_site(args.data, args.project.resolve(), args.skip)
     pages = sum(1 for path in checked.docs if path.endswith(".md"))
     print(
         f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
@@ -311,6 +334,17 @@ def _serve(args: argparse.Namespace) -> None:
         serve_site(args.site, args.port, ready)
     except KeyboardInterrupt:
         print("stopped")
+
+
+def _add_skip(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="CAMPAIGN",
+        help="leave out the campaign directory of this name under data/campaigns/ (e.g. one "
+        "that cannot be read); repeatable. For good: publish: false in its annotations.yaml",
+    )
 
 
 class _PrintVersion(argparse.Action):
@@ -390,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         help="label of the published version (default: date of the latest record, YYYY-MM-DD); "
         "a published version is never changed",
     )
+    _add_skip(build)
     build.set_defaults(func=_build)
 
     check = commands.add_parser("check", help="run every validation without writing a site")
@@ -397,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument(
         "--project", type=Path, default=Path("."), help="project directory (with mkdocs.yml)"
     )
+    _add_skip(check)
     check.set_defaults(func=_check)
 
     verify = commands.add_parser(
@@ -424,6 +460,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, UsageError):
+            return EXIT_USAGE
         return EXIT_MEASURE_REFUSED if args.func is _measure else EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)

@@ -5,6 +5,8 @@ The CLI prints these as one message with no traceback (``--debug`` shows it).
 
 from __future__ import annotations
 
+import re
+import shutil
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -18,6 +20,11 @@ class ConfigError(SitegenError):
     """A plan, option or configuration value is invalid."""
 
 
+class UsageError(ConfigError):
+    """A command-line argument names something that is not there (the CLI exits 2, as for
+    any argument it refuses)."""
+
+
 class EngineError(SitegenError):
     """An engine could not be loaded or failed outside a single request."""
 
@@ -29,7 +36,21 @@ class StorageError(SitegenError):
     def from_os_error(cls, exc: OSError, action: str, path: object = None) -> StorageError:
         """``cannot <action> <path>: <reason>`` from an ``OSError``."""
         where = path if path is not None else exc.filename
-        return cls(f"cannot {action} {where}: {exc.strerror or exc}")
+        return cls(f"cannot {action} {where}: {os_reason(exc)}")
+
+
+def os_reason(exc: OSError) -> str:
+    """Why the system refused, in its own words (``No space left on device``).
+    ``shutil.copytree`` goes on after a file it cannot copy and then raises one
+    ``shutil.Error`` listing every file with its message as text (a full disk refuses them
+    all): the first file's reason stands for all of them."""
+    failures = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(failures, list) and failures:
+        reason = str(failures[0][-1])
+        # "[Errno 28] No space left on device: '/path'" → "No space left on device"
+        found = re.fullmatch(r"\[Errno \d+\] (.*?)(?:: '.*')?", reason, re.DOTALL)
+        return found[1] if found else one_line(Exception(reason))
+    return exc.strerror or one_line(exc)
 
 
 class LockedError(SitegenError):

@@ -4,8 +4,13 @@ a campaign without a usable trial is refused with its reasons, or left out with
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import json
 import os
 import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import yaml
@@ -13,8 +18,11 @@ import yaml
 from sitegen.build import build_site
 from sitegen.cli import main
 from sitegen.errors import DataError
+from sitegen.plan.io import canonical_plan_json
 from sitegen.plan.models import InputSpec
-from tests.conftest import make_plan
+from sitegen.records.campaign import read_campaigns
+from sitegen.records.verify import verify_campaign
+from tests.conftest import break_the_sixth_append, make_plan
 from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,
@@ -230,36 +238,148 @@ def test_trials_tried_twice_are_counted_as_trials_with_their_attempts(tmp_path, 
     assert code == 1 and "all 12 measured trial(s) failed (24 attempts)" in err, err
 
 
-@pytest.mark.parametrize("damage", ["empty directory", "corrupt middle line", "torn last line"])
-def test_publish_false_leaves_out_a_campaign_that_cannot_be_read(tmp_path, damage):
-    good = publishable_campaign(tmp_path / "data", make_plan(name="good"))
+def _good_and_damaged(data: Path, damage: str) -> tuple[Path, Path]:
+    """A publishable campaign and one that cannot be read: an empty directory, or records
+    with a corrupt middle line or a torn last line (what a kill mid-append leaves)."""
+    good = publishable_campaign(data, make_plan(name="good")).parent
     if damage == "empty directory":
-        bad = tmp_path / "data" / "campaigns" / "broken-000000000000"
+        bad = data / "campaigns" / "broken-000000000000"
         bad.mkdir()
+        return good, bad
+    bad = publishable_campaign(data).parent
+    lines = (bad / "records.jsonl").read_bytes().split(b"\n")
+    if damage == "corrupt middle line":
+        lines[3] = b'{"schema_version": 1, "trial'
     else:
-        bad = publishable_campaign(tmp_path / "data").parent
-        lines = (bad / "records.jsonl").read_bytes().split(b"\n")
-        if damage == "corrupt middle line":
-            lines[3] = b'{"schema_version": 1, "trial'
-        else:
-            lines[-1] = b'{"schema_version": 1, "trial'
-        (bad / "records.jsonl").write_bytes(b"\n".join(lines))
+        lines[-1] = b'{"schema_version": 1, "trial'  # after the last newline: torn
+    (bad / "records.jsonl").write_bytes(b"\n".join(lines))
+    return good, bad
+
+
+DAMAGES = ["empty directory", "corrupt middle line", "torn last line"]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_publish_false_leaves_out_a_campaign_that_cannot_be_read(tmp_path, damage):
+    good, bad = _good_and_damaged(tmp_path / "data", damage)
     with pytest.raises(DataError):
         build_site(tmp_path / "data", tmp_path / "site", PROJECT)
     (bad / "annotations.yaml").write_text(yaml.safe_dump({"publish": False}))
     result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
     assert result.outcome == "published" and result.campaigns == 1
     reports = tmp_path / "site" / "v" / result.version / "reports"
-    assert {p.name for p in reports.iterdir()} == {report_address(good.parent)}
+    assert {p.name for p in reports.iterdir()} == {report_address(good)}
 
 
-def test_an_unsigned_tail_points_to_sitegen_measure(tmp_path, capsys):
+def _cure(damage: str, bad: Path, data: Path) -> str:
+    """The one line the build prints for a campaign with ``damage``."""
+    leave_out = f"leave it out with --skip {bad.name}"
+    command = f"sitegen measure --plan {bad / 'plan.json'} --data {data}"
+    return {
+        "empty directory": f"[data] {bad}: an empty campaign directory (a measure stopped "
+        f"before writing its plan leaves one); remove it, or {leave_out}",
+        "corrupt middle line": f"[data] {bad / 'records.jsonl'}:4: not valid JSON (Invalid "
+        "control character at column 29); repair records.jsonl from a copy on the host that "
+        f"measured it (check it with 'sitegen verify'), or {leave_out}",
+        "torn last line": f"[data] {bad / 'records.jsonl'}:15: a torn last line, left by a "
+        f"measure stopped while writing it; run `{command}` to drop the torn tail and finish "
+        f"the campaign (or {leave_out})",
+    }[damage]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_an_unreadable_campaign_is_one_line_with_its_cure_and_skip_builds_the_rest(
+    tmp_path, capsys, damage
+):
+    data = tmp_path / "data"
+    good, bad = _good_and_damaged(data, damage)
+    code, err = build(data, tmp_path, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert err.splitlines() == [
+        "error: 1 problem(s) found; nothing was written:",
+        f"  {_cure(damage, bad, data)}",
+    ]
+    assert main(["check", "--data", str(data), "--skip", bad.name]) == 0
+    assert capsys.readouterr().out.startswith("ok: 1 campaign(s)")
+    site = tmp_path / "site"
+    arguments = ["build", "--data", str(data), "--site", str(site), "--version", "v1"]
+    assert main([*arguments, "--skip", bad.name]) == 0, capsys.readouterr().err
+    reports = site / "v" / "v1" / "reports"
+    assert {p.name for p in reports.iterdir()} == {report_address(good)}
+
+
+def test_the_cure_of_a_torn_tail_is_the_command_the_build_names(tmp_path, capsys, monkeypatch):
+    import shlex
+
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(canonical_plan_json(make_plan()), encoding="utf-8")
+    data = tmp_path / "data"
+    break_the_sixth_append(monkeypatch, KeyboardInterrupt())  # the kill: half a line
+    assert main(["measure", "--plan", str(plan_file), "--data", str(data)]) == 130
+    monkeypatch.undo()
+    code, err = build(data, tmp_path, capsys)
+    assert code == 1 and "a torn last line" in err, err
+    command = err.split("`")[1]
+    assert command.startswith("sitegen measure ")
+    assert main(shlex.split(command)[1:]) == 0  # the fake engine: the cure, for real
+    directory = next((data / "campaigns").iterdir())
+    verify_campaign(directory)
+    assert read_campaigns(data)[1] == []
+
+
+def test_an_announced_unsigned_record_points_to_sitegen_measure(tmp_path, capsys):
+    # What a kill between appending a record and signing it leaves: after the signed
+    # lines, the one the manifest announced.
+    records_path = publishable_campaign(tmp_path / "data")
+    line = records_path.read_bytes().split(b"\n")[0].replace(b"/r0", b"/r9") + b"\n"
+    with records_path.open("ab") as records:
+        records.write(line)
+    manifest_path = records_path.with_name("manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    manifest["pending_record_sha256"] = hashlib.sha256(line).hexdigest()
+    manifest_path.write_text(json.dumps(manifest))
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and err.count("\n") == 2, err
+    assert f"{records_path}:15: the record a stopped measure appended but had not signed" in err
+    assert "to sign it and finish the campaign" in err
+
+
+def test_a_line_measure_did_not_write_is_refused_as_changed(tmp_path, capsys):
     records_path = publishable_campaign(tmp_path / "data")
     extra = records_path.read_bytes().split(b"\n")[0]
     with records_path.open("ab") as records:
         records.write(extra + b"\n")
     code, err = build(tmp_path / "data", tmp_path, capsys)
-    assert code == 1 and "run 'sitegen measure' with the same plan" in err
+    assert code == 1 and "15 records, the manifest counts 14" in err
+    # Measure refuses to sign a line it did not write: no advice to run it.
+    assert "copy the campaign again from its host" in err and "sitegen measure" not in err
+
+
+def test_skip_of_a_campaign_that_is_not_there_is_one_line_exit_2(tmp_path, capsys):
+    data = tmp_path / "data"
+    publishable_campaign(data)
+    for verb in (["build", "--site", str(tmp_path / "site")], ["check"]):
+        assert main([*verb, "--data", str(data), "--skip", "nope", "--skip", "gone"]) == 2
+        assert capsys.readouterr().err == (
+            f"error: --skip gone, nope: no campaign directory of that name in "
+            f"{data / 'campaigns'}\n"
+        )
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_build_with_another_skip_list_is_not_the_unchanged_build(tmp_path, capsys):
+    data = tmp_path / "data"
+    good, empty = _good_and_damaged(data, "empty directory")  # no file: only the list differs
+    arguments = ["build", "--data", str(data), "--site", str(tmp_path / "site"), "--version", "v1"]
+    assert main([*arguments, "--skip", empty.name]) == 0
+    capsys.readouterr()
+    (empty / "notes.txt").write_text("a skipped campaign's files are no input\n")
+    assert main([*arguments, "--skip", empty.name]) == 0
+    assert "nothing changed since version v1 was built" in capsys.readouterr().out
+    (empty / "notes.txt").unlink()
+    # The same files as the first build, but without --skip: not the unchanged build.
+    assert main(arguments) == 1
+    assert f"{empty}: an empty campaign directory" in capsys.readouterr().err
 
 
 def test_a_full_disk_while_rendering_is_one_line_and_leaves_the_site(tmp_path, capsys, monkeypatch):
@@ -292,6 +412,103 @@ def test_a_full_disk_while_rendering_is_one_line_and_leaves_the_site(tmp_path, c
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "No space left on device" in err, err
     assert tree_bytes(tmp_path / "site") == before
+
+
+def refuse_writes(monkeypatch, refused: Callable[[str], bool], number: int) -> list[str]:
+    """Make every write to an absolute path that ``refused`` picks fail with the OS error
+    ``number`` (EROFS: a read-only file system; ENOSPC: a full disk), as the kernel would:
+    opening for writing, creating, linking, renaming, removing. CI runs as root, where a
+    read-only mode stops nothing. Returns the paths refused, as they are refused."""
+    import builtins
+    import io
+
+    hits: list[str] = []
+
+    def guard(function, positions, writes=lambda *args, **kwargs: True):
+        def guarded(*args, **kwargs):
+            paths = [args[i] for i in positions if i < len(args)]
+            if kwargs.get("dir_fd") is not None:  # shutil.rmtree: names in an open folder
+                paths = []
+            for path in paths:
+                if isinstance(path, int):  # a file descriptor
+                    continue
+                where = os.path.abspath(os.fsdecode(path))
+                if writes(*args, **kwargs) and refused(where):
+                    hits.append(where)
+                    raise OSError(number, os.strerror(number), where)
+            return function(*args, **kwargs)
+
+        return guarded
+
+    def opens_to_write(file, mode="r", *args, **kwargs) -> bool:
+        return any(letter in mode for letter in "wax+")
+
+    def os_open_to_write(path, flags, *args, **kwargs) -> bool:
+        return bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+
+    monkeypatch.setattr(builtins, "open", guard(builtins.open, [0], opens_to_write))
+    monkeypatch.setattr(io, "open", guard(io.open, [0], opens_to_write))
+    monkeypatch.setattr(os, "open", guard(os.open, [0], os_open_to_write))
+    for name in ("mkdir", "unlink", "remove", "rmdir", "truncate"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name), [0]))
+    for name in ("symlink", "link", "rename", "replace"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name), [0, 1]))
+    return hits
+
+
+def _published_v1(root: Path) -> tuple[Path, Path, dict[str, bytes]]:
+    """Data, a site in ``root/www`` with version v1, and the site's bytes."""
+    publishable_campaign(root / "data")
+    site = root / "www" / "site"
+    build_site(root / "data", site, PROJECT, version="v1")
+    return root / "data", site, tree_bytes(site.resolve())
+
+
+def _build_v2(data: Path, site: Path) -> list[str]:
+    return ["build", "--data", str(data), "--site", str(site), "--version", "v2"]
+
+
+@pytest.mark.parametrize("read_only", ["the site's folder", "the releases"])
+def test_a_read_only_site_is_one_line_and_leaves_the_site(tmp_path, capsys, monkeypatch, read_only):
+    data, site, before = _published_v1(tmp_path)
+    release = site.resolve()
+    folder = site.parent if read_only == "the site's folder" else site.parent / ".site.releases"
+    hits = refuse_writes(
+        monkeypatch, lambda path: path.startswith(f"{folder}{os.sep}"), errno.EROFS
+    )
+    code = main(_build_v2(data, site))
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert hits and code == 1 and err.count("\n") == 1, err
+    assert err.startswith("error: cannot ") and err.endswith(": Read-only file system\n"), err
+    assert site.resolve() == release and tree_bytes(release) == before
+    assert main(_build_v2(data, site)) == 0  # writable again: the next build publishes
+
+
+PUBLISH_STEPS = {
+    "the new version's pages": lambda path: "/staging-" in path and "/v/v2/" in path,
+    "the versions carried over": lambda path: "/staging-" in path and "/v/v1/" in path,
+    "the root redirect": lambda path: "/staging-" in path and path.endswith("/site/index.html"),
+    "the build marker": lambda path: path.endswith(".sitegen-build.json.tmp"),
+    "the switch": lambda path: "/link-" in path,
+}
+
+
+@pytest.mark.parametrize("step", sorted(PUBLISH_STEPS))
+def test_a_full_disk_while_publishing_is_one_line_and_leaves_the_site(
+    tmp_path, capsys, monkeypatch, step
+):
+    data, site, before = _published_v1(tmp_path)
+    release = site.resolve()
+    hits = refuse_writes(monkeypatch, PUBLISH_STEPS[step], errno.ENOSPC)
+    code = main(_build_v2(data, site))
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert hits and code == 1 and err.count("\n") == 1, err
+    assert err.startswith("error: cannot ") and err.endswith(": No space left on device\n"), err
+    assert site.resolve() == release and tree_bytes(release) == before
+    assert not list((site.parent / ".site.releases").glob("staging-*"))
+    assert main(_build_v2(data, site)) == 0  # space again: the next build publishes
 
 
 def test_a_killed_builds_scratch_folder_is_removed_by_the_next_build(tmp_path, monkeypatch):

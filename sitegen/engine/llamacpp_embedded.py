@@ -21,6 +21,7 @@ import httpx
 from sitegen.engine.base import Engine, EngineDescription, GenerationRequest
 from sitegen.engine.memory import cpu_name
 from sitegen.engine.model_files import describe_model, resolve_model_path
+from sitegen.engine.native_output import NativeOutput
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.options import EmbeddedLlamaCppOptions
 from sitegen.errors import ConfigError, EngineError, MissingDependency
@@ -107,12 +108,21 @@ class EmbeddedLlamaCpp(Engine):
                 params.speculative.ngram_simple.size_m = spec.draft_max
             if spec.draft_model:
                 params.speculative.draft.mparams.path = str(resolve_model_path(spec.draft_model))
+        native = NativeOutput()
         try:
             self._server = xllamacpp.Server(params)
         except Exception as exc:  # the wheel raises plain RuntimeError/ValueError
-            raise EngineError(f"llama.cpp could not load {self._model_path.name}: {exc}") from exc
+            # The wheel's message is generic; llama.cpp's log says why.
+            cause = native.error_line() or str(exc)
+            raise EngineError(f"llama.cpp could not load {self._model_path.name}: {cause}") from exc
         self._http = httpx.Client(base_url=self._server.listening_address, timeout=30)
-        props = self._http.get("/props").json()
+        try:
+            props = self._http.get("/props").json()
+        except (httpx.HTTPError, ValueError) as exc:
+            self.close()
+            raise EngineError(
+                f"llama.cpp loaded {self._model_path.name} but GET /props failed: {exc}"
+            ) from exc
         self._build = props.get("build_info", "unknown")
         self._context_per_slot = context_per_slot(props)
         self._model_info = describe_model(plan.model_for(condition), self._model_path)

@@ -92,8 +92,10 @@ class EmbeddedLlamaCppOptions(EngineOptions):
     """``llamacpp-embedded``: llama.cpp in-process (``xllamacpp``); unset keeps llama.cpp's
     defaults."""
 
-    n_batch: int | None = Field(default=None, ge=1)
-    """Logical batch size of prompt processing, llama.cpp ``-b`` (``None``: 2048)."""
+    n_batch: int | None = Field(default=None, ge=2)
+    """Logical batch size of prompt processing, llama.cpp ``-b`` (``None``: 2048). At
+    least 2: llama.cpp's warm-up decodes two tokens (BOS, EOS) in one batch, and a batch
+    of 1 aborts the whole process."""
     n_ubatch: int | None = Field(default=None, ge=1)
     """Physical batch size of prompt processing, llama.cpp ``-ub`` (``None``: 512)."""
     threads_batch: int | None = Field(default=None, ge=1)

@@ -4,12 +4,13 @@ imports the renderer (pandas, plotly, mkdocs take most of a second to import).""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from importlib import metadata
 from pathlib import Path
 
 import sitegen
 from sitegen.publish.marker import BuildMarker, read_build_marker
-from sitegen.records.layout import CAMPAIGNS_DIR
+from sitegen.records.layout import CAMPAIGNS_DIR, check_skipped
 
 RENDERING_PACKAGES = (
     "mkdocs",
@@ -26,9 +27,14 @@ RENDERING_PACKAGES = (
 """Packages whose version can change the bytes of the site."""
 
 
-def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
+def input_digest(
+    data_dir: Path, project_dir: Path, version: str | None, skip: Collection[str] = ()
+) -> str:
     """SHA-256 over everything the site is made from: the files a build reads, sitegen's
     own code and the renderer versions (cheap next to rendering: hashing, no parsing).
+
+    ``skip``: the campaign directories left out (``--skip``): the list counts, their
+    files do not.
 
     Campaign files count by size and modification time, not by their bytes: records files
     grow to gigabytes, and a build reads them once, hashing them against their manifest as
@@ -45,6 +51,7 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
         add(name, path.read_bytes())
 
     add("label", (version or "").encode())
+    add("skip", "\0".join(sorted(set(skip))).encode())
     roots = {
         "project": project_dir,
         "sitegen": Path(sitegen.__file__).parent,
@@ -56,11 +63,12 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
     sources += [("campaigns", p) for p in roots["campaigns"].rglob("*")]
     for root, path in sorted(sources):
         relative = path.relative_to(roots[root])
-        # Every campaign file but the engine logs (plans, records, annotations).
-        skipped = "__pycache__" in relative.parts or (
-            root == "campaigns" and "logs" in relative.parts
+        # Every campaign file but the engine logs (plans, records, annotations), and none
+        # of a campaign left out with --skip.
+        ignored = "__pycache__" in relative.parts or (
+            root == "campaigns" and ("logs" in relative.parts or relative.parts[0] in skip)
         )
-        if not path.is_file() or skipped:
+        if not path.is_file() or ignored:
             continue
         if root == "campaigns":
             stat = path.stat()
@@ -73,11 +81,17 @@ def input_digest(data_dir: Path, project_dir: Path, version: str | None) -> str:
 
 
 def unchanged_build(
-    data_dir: Path, site_dir: Path, project_dir: Path, version: str | None
+    data_dir: Path,
+    site_dir: Path,
+    project_dir: Path,
+    version: str | None,
+    skip: Collection[str] = (),
 ) -> tuple[str, BuildMarker | None]:
     """The inputs' digest, and the site's build marker when the site was built from
-    exactly these inputs (``None``: something changed)."""
-    inputs_sha256 = input_digest(data_dir, project_dir, version)
+    exactly these inputs (``None``: something changed). Raises ``UsageError`` when
+    ``skip`` names no campaign."""
+    check_skipped(data_dir, skip)
+    inputs_sha256 = input_digest(data_dir, project_dir, version, skip)
     marker = read_build_marker(site_dir)
     if marker is not None and marker.inputs_sha256 == inputs_sha256:
         return inputs_sha256, marker

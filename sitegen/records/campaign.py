@@ -8,7 +8,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,13 +28,19 @@ from sitegen.records.layout import (
     PLAN_FILE,
     RECORDS_FILE,
     FileDigest,
+    check_skipped,
 )
 from sitegen.records.models import (
     RECORD_SCHEMA_VERSION,
     Manifest,
     TrialRecord,
 )
+from sitegen.records.verify import campaign_files, killed_tail
 from sitegen.yaml_text import load_yaml
+
+UNREADABLE = "unreadable"
+"""Rule id of a line of ``records.jsonl`` that is not a JSON object: its campaign cannot
+be read as a whole."""
 
 
 @dataclass(frozen=True)
@@ -150,8 +156,13 @@ def campaign_directories(data_dir: Path) -> list[Path]:
     return sorted(p for p in campaigns_dir.iterdir() if p.is_dir())
 
 
-def read_campaigns(data_dir: Path) -> tuple[list[Campaign], list[Issue]]:
-    """Every campaign under ``data_dir/campaigns`` with every problem found reading them."""
+def read_campaigns(
+    data_dir: Path, skip: Collection[str] = ()
+) -> tuple[list[Campaign], list[Issue]]:
+    """Every campaign under ``data_dir/campaigns`` but those named in ``skip`` (directory
+    names; raises ``UsageError`` for a name that is not there), with every problem found
+    reading them."""
+    check_skipped(data_dir, skip)
     directories = campaign_directories(data_dir)
     if not directories:
         where = data_dir / CAMPAIGNS_DIR
@@ -159,6 +170,8 @@ def read_campaigns(data_dir: Path) -> tuple[list[Campaign], list[Issue]]:
     issues: list[Issue] = []
     campaigns = []
     for directory in directories:
+        if directory.name in skip:
+            continue  # left out by the command line: not even read
         if directory.is_symlink():
             # A campaign is published from data/ itself: a link could point anywhere.
             issues.append(
@@ -185,13 +198,33 @@ def _published(annotations_path: Path) -> bool:
 
 
 def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
-    """Read one campaign, appending every problem to ``issues``."""
+    """Read one campaign, appending every problem to ``issues``. A campaign that cannot be
+    read as a whole (nothing in it, no plan, what a stopped measure left at the end of its
+    records, an unreadable line) is one issue that names the cure, and ``None``."""
+    leave_out = f"or leave it out with --skip {directory.name}"
+    if not campaign_files(directory) and not (directory / MANIFEST_FILE).exists():
+        issues.append(
+            Issue(
+                str(directory),
+                "an empty campaign directory (a measure stopped before writing its plan "
+                f"leaves one); remove it, {leave_out}",
+                "data",
+            )
+        )
+        return None
     plan_path = directory / PLAN_FILE
     try:
         plan_bytes = plan_path.read_bytes()
         plan = Plan.model_validate_json(plan_bytes)
     except FileNotFoundError:
-        issues.append(Issue(str(plan_path), "missing plan file", "data"))
+        issues.append(
+            Issue(
+                str(plan_path),
+                "missing plan file; copy the campaign again from the host that measured it, "
+                + leave_out,
+                "data",
+            )
+        )
         return None
     except ValidationError as exc:
         issues.extend(pydantic_issues(exc, str(plan_path)))
@@ -208,8 +241,32 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
                 "data",
             )
         )
+    manifest = _read_manifest(directory / MANIFEST_FILE)
+    tail = killed_tail(directory, manifest) if manifest is not None else None
+    if tail is not None:
+        issues.append(
+            Issue(tail.location(directory), f"{tail.cure(directory)} ({leave_out})", "data")
+        )
+        return None
     lean = _LeanRecords()
-    records, lines, offsets, records_file = _read_records(directory / RECORDS_FILE, issues, lean)
+    record_issues: list[Issue] = []
+    records, lines, offsets, records_file = _read_records(
+        directory / RECORDS_FILE, record_issues, lean
+    )
+    unreadable = [issue for issue in record_issues if issue.rule == UNREADABLE]
+    if unreadable:
+        first = unreadable[0]
+        more = f" (and {len(unreadable) - 1} more such line(s))" if len(unreadable) > 1 else ""
+        issues.append(
+            Issue(
+                first.location,
+                f"{first.message}{more}; repair {RECORDS_FILE} from a copy on the host that "
+                f"measured it (check it with 'sitegen verify'), {leave_out}",
+                "data",
+            )
+        )
+        return None
+    issues.extend(record_issues)
     annotations = _read_annotations(directory / ANNOTATIONS_FILE, issues)
     return Campaign(
         directory,
@@ -219,20 +276,26 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
         annotations,
         tuple(lines),
         tuple(offsets),
-        _manifest_registration(directory / MANIFEST_FILE, issues),
+        _manifest_registration(manifest, directory / MANIFEST_FILE, issues),
         lean.prompt_sha256,
         records_file,
     )
 
 
-def _manifest_registration(path: Path, issues: list[Issue]) -> datetime | None:
-    """The manifest's ``registered_at``; ``None`` without one (a missing or unreadable
-    manifest is C-SIGNED's to report)."""
+def _read_manifest(path: Path) -> Manifest | None:
+    """The manifest; ``None`` without a readable one (C-SIGNED reports why)."""
     try:
-        manifest = Manifest.model_validate_json(path.read_bytes())
+        return Manifest.model_validate_json(path.read_bytes())
     except (OSError, ValidationError):
         return None
-    if manifest.registered_at is None:
+
+
+def _manifest_registration(
+    manifest: Manifest | None, path: Path, issues: list[Issue]
+) -> datetime | None:
+    """The manifest's ``registered_at``; ``None`` without one (a missing or unreadable
+    manifest is C-SIGNED's to report)."""
+    if manifest is None or manifest.registered_at is None:
         return None
     try:
         return utc_time(manifest.registered_at)
@@ -429,11 +492,14 @@ def _line_problems(raw_line: bytes, where: str, error: ValidationError) -> list[
     try:
         raw = json.loads(raw_line.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        return [Issue(where, f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1})")]
+        reason = f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1})"
+        return [Issue(where, reason, UNREADABLE)]
     except json.JSONDecodeError as exc:
-        return [Issue(where, f"not valid JSON ({exc.msg} at column {exc.colno})")]
+        # Some messages end in "at" already ("Invalid control character at").
+        reason = f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
+        return [Issue(where, reason, UNREADABLE)]
     if not isinstance(raw, dict):
-        return [Issue(where, "a record must be a JSON object")]
+        return [Issue(where, "a record must be a JSON object", UNREADABLE)]
     where = f"{where} (trial {raw.get('trial_id', '?')})"
     version = raw.get("schema_version")
     if version != RECORD_SCHEMA_VERSION:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+
+from sitegen.errors import UsageError
 
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
@@ -27,9 +30,31 @@ GROWING_FILES = frozenset({RECORDS_FILE, *LOG_FILES})
 and bytes after them are what a killed ``measure`` left."""
 
 
+def check_skipped(data_dir: Path, skip: Collection[str]) -> None:
+    """Raise ``UsageError`` when ``skip`` (``--skip``) names no campaign directory of
+    ``data_dir``."""
+    if not skip:
+        return
+    campaigns_dir = data_dir / CAMPAIGNS_DIR
+    present = set()
+    if campaigns_dir.is_dir():
+        present = {path.name for path in campaigns_dir.iterdir() if path.is_dir()}
+    unknown = sorted(set(skip) - present)
+    if unknown:
+        raise UsageError(
+            f"--skip {', '.join(unknown)}: no campaign directory of that name in {campaigns_dir}"
+        )
+
+
+def scratch_path(path: Path) -> Path:
+    """The temporary file ``write_atomic`` writes ``path`` through (a dot-file: never
+    listed in a manifest)."""
+    return path.with_name(f".{path.name}.tmp")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename, so readers never see half a file."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = scratch_path(path)
     with temporary.open("wb") as handle:
         handle.write(data)
         handle.flush()

@@ -50,6 +50,7 @@ from sitegen.records.layout import (
     RECORDS_FILE,
     TELEMETRY_LOG,
     prefix_digest,
+    scratch_path,
     write_atomic,
 )
 from sitegen.records.models import (
@@ -130,7 +131,8 @@ class CampaignStore:
     def open(cls, campaigns_dir: Path, plan: Plan) -> Iterator[CampaignStore]:
         """Create the campaign directory, or reopen it to resume, and hold its lock until
         the block ends. Raises ``LockedError`` if another process holds it and
-        ``IntegrityError`` if the files do not match the manifest."""
+        ``IntegrityError`` if the files do not match the manifest; a directory that holds
+        no plan yet is removed when opening fails."""
         directory = campaigns_dir / campaign_id(plan)
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -139,7 +141,15 @@ class CampaignStore:
                 exc, "create the campaign directory", directory
             ) from exc
         with exclusive_lock(directory / LOCK_FILE, f"campaign {directory}"):
-            yield cls._reopen(directory, plan)
+            try:
+                store = cls._reopen(directory, plan)
+            except BaseException:
+                # Stopped before the plan was written (a full disk, Ctrl+C): no empty
+                # directory is left for a build to stumble on. One left by a kill is
+                # taken over by the next measure of this plan, as a new campaign.
+                _remove_unstarted(directory)
+                raise
+            yield store
 
     @classmethod
     def _reopen(cls, directory: Path, plan: Plan) -> CampaignStore:
@@ -448,6 +458,19 @@ def _read_manifest(path: Path) -> Manifest | None:
         raise StorageError.from_os_error(exc, "read", path) from exc
     except ValidationError as exc:
         raise _refusal(pydantic_issues(exc, str(path))) from exc
+
+
+def _remove_unstarted(directory: Path) -> None:
+    """Remove ``directory`` when no campaign was started in it: it holds nothing but the
+    lock and the plan's scratch file (another measure's lock file, created after this
+    look, keeps it)."""
+    leftovers = {LOCK_FILE, scratch_path(directory / PLAN_FILE).name}
+    with suppress(OSError):
+        names = {entry.name for entry in directory.iterdir()}
+        if names <= leftovers:
+            for name in names:
+                (directory / name).unlink()
+            directory.rmdir()
 
 
 def _create_empty(path: Path) -> None:

@@ -4,6 +4,7 @@ signed (``sitegen verify``, C-SIGNED); ``measure`` checks the same before it app
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,9 @@ from pydantic import ValidationError
 from sitegen.errors import DataError, Issue, StorageError, pydantic_issues
 from sitegen.records.annotations import ANNOTATIONS_FILE
 from sitegen.records.layout import (
+    CAMPAIGNS_DIR,
+    ENGINE_LOG,
+    GROWING_FILES,
     MANIFEST_FILE,
     PLAN_FILE,
     RECORDS_FILE,
@@ -60,27 +64,24 @@ def verify_campaign(
     except ValidationError as exc:
         raise DataError(pydantic_issues(exc, str(manifest_path))) from exc
 
-    # A copy is checked exactly: bytes a killed measure left after the signed ones count
-    # as changes here (resuming signs them).
-    issues = artifact_issues(directory, manifest, growing=frozenset(), already_read=already_read)
+    # A copy is checked exactly, but for what a stopped measure leaves: its cure is to
+    # resume the campaign, not to copy it again.
+    tail = killed_tail(directory, manifest)
+    growing = GROWING_FILES if tail else frozenset()
+    issues = artifact_issues(directory, manifest, growing, already_read=already_read)
     listed = {entry.path for entry in manifest.artifacts}
     if RECORDS_FILE in already_read:
         records = already_read[RECORDS_FILE].lines
     else:
         records = _count_records(directory / RECORDS_FILE)
     plan_bytes = _read_if_present(directory / PLAN_FILE)
-    if records is not None and records != manifest.record_count:
-        # More lines than signed: a measure stopped between an append and its signature.
-        resume = (
-            "; on the host that measured it, run 'sitegen measure' with the same plan: it "
-            "signs or drops the unsigned tail and measures what is missing"
-            if records > manifest.record_count
-            else ""
-        )
+    if tail is not None:
+        issues.append(Issue(tail.location(directory), tail.cure(directory), RULE))
+    elif records is not None and records != manifest.record_count:
         issues.append(
             Issue(
                 str(directory / RECORDS_FILE),
-                f"{records} records, the manifest counts {manifest.record_count}{resume}",
+                f"{records} records, the manifest counts {manifest.record_count}",
                 RULE,
             )
         )
@@ -102,6 +103,86 @@ def verify_campaign(
     return VerifiedCampaign(
         directory, manifest.campaign_id, manifest.plan_sha256, len(listed), manifest.record_count
     )
+
+
+@dataclass(frozen=True)
+class KilledTail:
+    """What a measure stopped while appending leaves after the signed records: the record
+    it announced in the manifest (a whole line), part of a line without its newline, or
+    both. Resuming the campaign signs the one and drops the other (``records.store``)."""
+
+    line: int
+    """Line number of the first byte after the signed records."""
+    announced: bool
+    torn: bool
+
+    def location(self, directory: Path) -> str:
+        return f"{directory / RECORDS_FILE}:{self.line}"
+
+    def cure(self, directory: Path) -> str:
+        """What the tail is, and the command that finishes the campaign."""
+        if self.announced and self.torn:
+            what = "the record a stopped measure appended but had not signed, then a torn line"
+            action = "sign the record, drop the torn line"
+        elif self.announced:
+            what, action = "the record a stopped measure appended but had not signed", "sign it"
+        else:
+            what = "a torn last line, left by a measure stopped while writing it"
+            action = "drop the torn tail"
+        return f"{what}; run `{resume_command(directory)}` to {action} and finish the campaign"
+
+
+def resume_command(directory: Path) -> str:
+    """The ``sitegen measure`` that resumes the campaign in ``directory``: its own plan
+    file is the registered plan."""
+    command = f"sitegen measure --plan {shlex.quote(str(directory / PLAN_FILE))}"
+    if directory.parent.name == CAMPAIGNS_DIR:
+        command += f" --data {shlex.quote(str(directory.parent.parent))}"
+    return command
+
+
+def killed_tail(directory: Path, manifest: Manifest) -> KilledTail | None:
+    """The unsigned end of ``records.jsonl`` when it is exactly what a measure stopped
+    while appending leaves: the signed bytes unchanged, then at most the one record the
+    manifest announces, then at most part of a line; ``None`` for anything else (no
+    unsigned bytes, or bytes measure would refuse to sign)."""
+    path = directory / RECORDS_FILE
+    signed = next((e for e in manifest.artifacts if e.path == RECORDS_FILE), None)
+    signed_size = signed.size_bytes if signed else 0
+    try:
+        if path.stat().st_size <= signed_size:
+            return None
+        prefix, _ = prefix_digest(path, signed_size)
+        with path.open("rb") as handle:
+            handle.seek(signed_size)
+            unsigned = handle.read()
+    except OSError:
+        return None  # reported as a missing or unreadable file
+    if prefix.hexdigest() != (signed.sha256 if signed else hashlib.sha256().hexdigest()):
+        return None
+    whole_end = unsigned.rfind(b"\n") + 1
+    whole, torn = unsigned[:whole_end], unsigned[whole_end:]
+    if whole and (
+        whole.count(b"\n") > 1
+        or hashlib.sha256(whole).hexdigest() != manifest.pending_record_sha256
+    ):
+        return None
+    return KilledTail(manifest.record_count + 1, announced=bool(whole), torn=bool(torn))
+
+
+def unsigned_engine_output(directory: Path) -> str:
+    """What the engine logged after the campaign was last signed (decoded; at most the
+    last MiB): empty after a measure that ended, what native code printed as it died
+    after one that did not (``abort()`` ends the process before anything is signed)."""
+    try:
+        manifest = Manifest.model_validate_json((directory / MANIFEST_FILE).read_bytes())
+        signed = next((e.size_bytes for e in manifest.artifacts if e.path == ENGINE_LOG), 0)
+        with (directory / ENGINE_LOG).open("rb") as log:
+            size = log.seek(0, 2)
+            log.seek(max(signed, size - (1 << 20)))
+            return log.read().decode("utf-8", errors="replace")
+    except (OSError, ValidationError):
+        return ""  # no campaign yet, or one measure will refuse with its reason
 
 
 def artifact_issues(

@@ -22,7 +22,7 @@ from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id, canonical_plan_json
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records import store
-from sitegen.records.campaign import parse_records, read_campaign
+from sitegen.records.campaign import parse_records, read_campaign, read_campaigns
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import excluded_counts, trials_frame
 from tests.conftest import break_the_sixth_append, make_plan
@@ -61,6 +61,14 @@ def _error(capsys) -> str:
     errors = [line for line in err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and err.endswith(errors[0] + "\n") and "Traceback" not in err, err
     return errors[0].removeprefix("error: ")
+
+
+def _problems(capsys) -> list[str]:
+    """The problems of the ``DataError`` ``sitegen`` printed, one per line."""
+    err = capsys.readouterr().err
+    header, *problems = err.splitlines()
+    assert header.startswith("error: ") and "Traceback" not in err, err
+    return [problem.removeprefix("  ") for problem in problems]
 
 
 def _planned_once(directory: Path, plan: Plan) -> None:
@@ -250,8 +258,13 @@ def test_announced_record_of_a_kill_is_signed_any_other_is_refused(
     manifest = json.loads((directory / "manifest.json").read_text())
     assert len(_lines(directory)) == 5 and manifest["record_count"] == 4
     assert manifest["pending_record_sha256"]  # the fifth line was announced
-    assert main(["verify", str(directory)]) == 1  # a copy must match exactly
-    assert "5 records, the manifest counts 4" in capsys.readouterr().err
+    assert main(["verify", str(directory)]) == 1  # a copy must match exactly, but the
+    # cure of what a kill leaves is to resume, not to copy again
+    assert _problems(capsys) == [
+        f"[manifest] {directory / 'records.jsonl'}:5: the record a stopped measure appended "
+        f"but had not signed; run `sitegen measure --plan {directory / 'plan.json'} --data "
+        f"{tmp_path}` to sign it and finish the campaign"
+    ]
 
     assert _measure(plan_file, tmp_path) == 0  # measure's own line: signed, not redone
     assert json.loads(_lines(directory)[4])["trial_id"] == "off/padded/r0"
@@ -298,6 +311,13 @@ def test_torn_last_line_is_repaired_and_its_trial_redone_once(
     torn = (directory / "records.jsonl").read_bytes()
     assert torn.count(b"\n") == 5 and not torn.endswith(b"\n")
     before = torn[: torn.rfind(b"\n") + 1]
+    capsys.readouterr()
+    assert main(["verify", str(directory)]) == 1
+    assert _problems(capsys) == [
+        f"[manifest] {directory / 'records.jsonl'}:6: a torn last line, left by a measure "
+        f"stopped while writing it; run `sitegen measure --plan {directory / 'plan.json'} "
+        f"--data {tmp_path}` to drop the torn tail and finish the campaign"
+    ]
 
     assert _measure(plan_file, tmp_path) == 0
     assert (
@@ -473,6 +493,47 @@ def test_manifest_that_cannot_be_written_is_one_line(
     )
     after = (directory / "records.jsonl").read_bytes(), (directory / "manifest.json").read_bytes()
     assert after == before
+
+
+@pytest.mark.parametrize(
+    ("stop", "code"),
+    [(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), 2), (KeyboardInterrupt(), 130)],
+)
+def test_a_measure_stopped_before_its_plan_leaves_no_directory(
+    tmp_path, plan, plan_file, monkeypatch, stop, code
+):
+    def stopped(path, data):
+        raise stop
+
+    monkeypatch.setattr(store, "write_atomic", stopped)
+    assert _measure(plan_file, tmp_path) == code
+    assert not _directory(tmp_path, plan).exists()
+    monkeypatch.undo()
+    assert _measure(plan_file, tmp_path) == 0
+    _planned_once(_directory(tmp_path, plan), plan)
+
+
+def test_a_directory_killed_before_its_plan_is_taken_over_by_the_next_measure(
+    tmp_path, plan, plan_file
+):
+    directory = _directory(tmp_path, plan)
+    directory.mkdir(parents=True)
+    (directory / ".lock").write_text("4194303\n")  # a pid long gone
+    (directory / ".plan.json.tmp").write_text('{"name": "un')  # the plan, half written
+    _, issues = read_campaigns(tmp_path)
+    assert [issue.message.split(";")[0] for issue in issues] == [
+        "an empty campaign directory (a measure stopped before writing its plan leaves one)"
+    ]
+    assert _measure(plan_file, tmp_path) == 0
+    assert sorted(path.name for path in directory.iterdir()) == [
+        ".lock",
+        "logs",
+        "manifest.json",
+        "plan.json",
+        "records.jsonl",
+    ]
+    _planned_once(directory, plan)
+    verify_campaign(directory)
 
 
 def test_data_dir_that_is_a_file_is_one_line(tmp_path, plan_file, plan, capsys):

@@ -1,0 +1,68 @@
+"""The line that says why native engine code failed, from what it printed.
+
+llama.cpp reports a failed load in its log on file descriptor 2 (``sitegen measure``
+points that at the campaign's ``logs/engine.log``) and raises only a generic error
+("Failed to init server, please check the input params."). An engine that fails to load
+quotes the first error line its native code printed since the attempt began: the cause
+(``invalid magic characters: 'not ', expected 'GGUF'``), where the last ones are its
+consequences (``exiting due to model loading error``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+_LOG_PREFIX = re.compile(r"^\d+(?:\.\d+){3} (?P<level>[A-Z]) +")
+"""llama.cpp's log prefix: time since start and level (``0.00.005.938 E ``)."""
+_ERROR_WORDS = re.compile(r"error|fail|abort|assert|terminate|exception|cannot|unable", re.I)
+"""What marks an error in a line without a level (``GGML_ASSERT(…) failed``)."""
+READ_AT_MOST = 1 << 20
+"""Bytes of native output read back (a load prints a few KB)."""
+QUOTED_AT_MOST = 300
+"""Characters of the quoted line."""
+
+
+def error_line(output: str, last_resort: bool = True) -> str | None:
+    """The first line of ``output`` that reports an error (llama.cpp's level ``E``, or a
+    line without a level that reads like one), else (``last_resort``) the last non-empty
+    line, without its log prefix and runs of spaces; ``None`` when there is none."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        prefix = _LOG_PREFIX.match(line)
+        reports_error = prefix["level"] == "E" if prefix else bool(_ERROR_WORDS.search(line))
+        if reports_error:
+            return _quoted(line)
+    return _quoted(lines[-1]) if lines and last_resort else None
+
+
+def _quoted(line: str) -> str:
+    text = " ".join(_LOG_PREFIX.sub("", line).split())
+    return text if len(text) <= QUOTED_AT_MOST else text[: QUOTED_AT_MOST - 1] + "…"
+
+
+class NativeOutput:
+    """What is written on file descriptor 2 from now on, read back when it goes to a
+    regular file (a terminal or a pipe cannot be read back: nothing is quoted then, and
+    the native lines are on the terminal already)."""
+
+    def __init__(self) -> None:
+        try:
+            status = os.fstat(2)
+        except OSError:
+            status = None
+        self._start = status.st_size if status and stat.S_ISREG(status.st_mode) else None
+
+    def error_line(self) -> str | None:
+        """The error line printed since this object was made (see ``error_line``)."""
+        if self._start is None:
+            return None
+        try:
+            # Opened anew by its descriptor's name: the descriptor itself is write-only.
+            with open("/dev/fd/2", "rb") as written:
+                written.seek(self._start)
+                output = written.read(READ_AT_MOST)
+        except OSError:
+            return None
+        return error_line(output.decode("utf-8", errors="replace"))
