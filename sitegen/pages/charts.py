@@ -1,15 +1,47 @@
-"""Plotly figures as JSON specs; the page script draws them with the site's own plotly.js."""
+"""Plotly figures as JSON specs; the page script draws them with the site's own plotly.js.
+
+The specs are plain dicts in plotly.js's schema (tests check them against plotly's own
+figure validation): building them through plotly.py's figure objects validated every point
+again and took seconds on a large campaign.
+"""
 
 from __future__ import annotations
 
-import json
+import math
+from typing import Any
 
+import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from sitegen.pages.i18n import Catalog
 
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+
+TEMPLATE_NONE = {"data": {"scatter": [{"type": "scatter"}]}}
+"""Plotly's ``none`` template as plotly.py writes it: plotly.js's plain defaults."""
+
+
+def _scatter(**properties: Any) -> dict:
+    """A scatter trace; a property given as ``None`` is left out."""
+    return {"type": "scatter", **{k: v for k, v in properties.items() if v is not None}}
+
+
+def _figure(traces: list[dict], layout: dict) -> dict:
+    return _plain({"data": traces, "layout": {"template": TEMPLATE_NONE, **layout}})
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON can hold it, as plotly.py's encoder writes it: numpy numbers as
+    Python numbers, a missing or infinite number as ``None`` (no point)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _values(column: pd.Series) -> list[float | None]:
@@ -27,12 +59,12 @@ def trials_chart(
 ) -> dict:
     """Every measured trial as a point and each condition's median as a bar-shaped marker,
     grouped by input."""
-    figure = go.Figure()
+    traces: list[dict] = []
     for index, (condition_id, label) in enumerate(condition_labels.items()):
         color = PALETTE[index % len(PALETTE)]
         rows = trials[trials["condition_id"] == condition_id]
-        figure.add_trace(
-            go.Scatter(
+        traces.append(
+            _scatter(
                 x=rows["input_id"].tolist(),
                 y=_values(rows[metric]),
                 text=rows["trial_id"].tolist(),
@@ -53,8 +85,8 @@ def trials_chart(
             )
         )
         medians = summary[summary["condition_id"] == condition_id]
-        figure.add_trace(
-            go.Scatter(
+        traces.append(
+            _scatter(
                 x=medians["input_id"].tolist(),
                 y=_values(medians[f"{metric}_median"]),
                 mode="markers",
@@ -65,30 +97,38 @@ def trials_chart(
                 hovertemplate=f"{catalog.t('chart.median')} %{{y:.2f}}<extra></extra>",
             )
         )
-    figure.update_layout(
-        template="none",
-        scattermode="group",
-        height=380,
-        margin={"l": 60, "r": 20, "t": 20, "b": 50},
-        legend={"orientation": "h", "y": -0.2},
-        xaxis={"title": {"text": catalog.t("col.input")}, "type": "category"},
-        yaxis={"title": {"text": catalog.t(f"metric.{metric}")}, "rangemode": "tozero"},
-        font={"family": "system-ui, 'Noto Sans CJK JP', sans-serif"},
+    return _figure(
+        traces,
+        {
+            "scattermode": "group",
+            "height": 380,
+            "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
+            "legend": {"orientation": "h", "y": -0.2},
+            "xaxis": {"title": {"text": catalog.t("col.input")}, "type": "category"},
+            "yaxis": {"title": {"text": catalog.t(f"metric.{metric}")}, "rangemode": "tozero"},
+            "font": {"family": FONT},
+        },
     )
-    return json.loads(figure.to_json())
 
 
-def _layout(figure: go.Figure, x_title: str, y_title: str, catalog: Catalog, **xaxis) -> dict:
-    figure.update_layout(
-        template="none",
-        height=460,
-        margin={"l": 60, "r": 20, "t": 20, "b": 60},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.25},
-        xaxis={"title": {"text": x_title}, **xaxis},
-        yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
-        font={"family": "system-ui, 'Noto Sans CJK JP', sans-serif"},
+FONT = "system-ui, 'Noto Sans CJK JP', sans-serif"
+
+
+def _layout(
+    traces: list[dict], x_title: str, y_title: str, extra: dict | None = None, **xaxis: Any
+) -> dict:
+    return _figure(
+        traces,
+        {
+            "height": 460,
+            "margin": {"l": 60, "r": 20, "t": 20, "b": 60},
+            "legend": {"orientation": "h", "yanchor": "top", "y": -0.25},
+            "xaxis": {"title": {"text": x_title}, **xaxis},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+            "font": {"family": FONT},
+            **(extra or {}),
+        },
     )
-    return json.loads(figure.to_json())
 
 
 def sweep_chart(
@@ -101,13 +141,13 @@ def sweep_chart(
     point (outliers as crosses), the line through each level's median, or for a ratio the
     median ratio with its bootstrap interval as error bars. ``lines`` are
     ``{"name", "x", "y", "trials": {"x", "y", "text", "outlier"}, "error": [[low, high]]}``."""
-    figure = go.Figure()
+    traces: list[dict] = []
     for index, line in enumerate(lines):
         color = PALETTE[index % len(PALETTE)]
         trials = line.get("trials")
         if trials and trials["x"]:
-            figure.add_trace(
-                go.Scatter(
+            traces.append(
+                _scatter(
                     x=trials["x"],
                     y=trials["y"],
                     text=trials["text"],
@@ -124,8 +164,8 @@ def sweep_chart(
                 )
             )
         error = line.get("error")
-        figure.add_trace(
-            go.Scatter(
+        traces.append(
+            _scatter(
                 x=line["x"],
                 y=line["y"],
                 mode="lines+markers",
@@ -150,14 +190,25 @@ def sweep_chart(
                 hovertemplate=f"{line['name']}<br>%{{y:.3f}}<extra></extra>",
             )
         )
-    if reference is not None:
-        figure.add_hline(y=reference, line={"dash": "dash", "color": "#888", "width": 1})
+    # A horizontal line across the plot at the reference value (plotly's add_hline).
+    shapes = [
+        {
+            "type": "line",
+            "line": {"dash": "dash", "color": "#888", "width": 1},
+            "x0": 0,
+            "x1": 1,
+            "xref": "x domain",
+            "y0": reference,
+            "y1": reference,
+            "yref": "y",
+        }
+    ]
     ticks = sorted({x for line in lines for x in line["x"]})
     return _layout(
-        figure,
+        traces,
         catalog.t("factor.draft_max"),
         metric_title,
-        catalog,
+        {"shapes": shapes} if reference is not None else None,
         tickmode="array",
         tickvals=ticks,
         ticktext=[catalog.t("sweep.off") if x == 0 else str(x) for x in ticks],
@@ -168,11 +219,11 @@ def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
     """Per-user rate against aggregate rate: one line per configuration through its
     concurrency levels (points labelled ``×N``), and the Pareto front dashed. ``lines``
     are ``{"name", "x", "y", "text"}``; ``front`` is ``{"x", "y"}``."""
-    figure = go.Figure()
+    traces: list[dict] = []
     for index, line in enumerate(lines):
         color = PALETTE[index % len(PALETTE)]
-        figure.add_trace(
-            go.Scatter(
+        traces.append(
+            _scatter(
                 x=line["x"],
                 y=line["y"],
                 text=line["text"],
@@ -188,8 +239,8 @@ def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
             )
         )
     if front["x"]:
-        figure.add_trace(
-            go.Scatter(
+        traces.append(
+            _scatter(
                 x=front["x"],
                 y=front["y"],
                 mode="lines",
@@ -199,9 +250,8 @@ def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
             )
         )
     return _layout(
-        figure,
+        traces,
         catalog.t("pareto.aggregate"),
         catalog.t("pareto.per_user"),
-        catalog,
         rangemode="tozero",
     )

@@ -92,6 +92,8 @@ def neutralise_cell(value: object) -> object:
         return value
     if value.startswith(FORMULA_PREFIXES):
         return CSV_ESCAPE + value
+    if value[:1].isascii() and value[:1].isalnum():
+        return value  # a letter or digit first: nothing folds into a formula sign
     start = _first_visible(value[:_HEAD]) or _first_visible(value[_HEAD:])
     return CSV_ESCAPE + value if start and start in FORMULA_PREFIXES else value
 
@@ -240,8 +242,12 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
         ("system", report.system_table),
         *quality_tables(report),
     ):
-        files.append(DownloadFile.from_bytes(f"{table}.csv", "csv", table, _csv(frame)))
-        files.append(DownloadFile.from_bytes(f"{table}.parquet", "parquet", table, _parquet(frame)))
+        # Into scratch files: a large campaign's tables would otherwise stay in memory as
+        # bytes until the site is written.
+        for kind, data in (("csv", _csv(frame)), ("parquet", _parquet(frame))):
+            path = scratch / f"{table}.{kind}"
+            path.write_bytes(data)
+            files.append(DownloadFile.from_file(path.name, kind, table, path))
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
     files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))
     return files

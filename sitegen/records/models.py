@@ -372,7 +372,8 @@ class TrialRecord(StrictModel):
         # characters as \b, \f or \u00XX and writes DEL and C1 as themselves, so JSON
         # without those may skip the walk. A backslash that is itself escaped may look
         # like one: the walk below then decides.
-        if not _MAYBE_CONTROL.search(self.model_dump_json(exclude=free_text)):
+        dumped = self.model_dump_json(exclude=free_text)
+        if ("\\" not in dumped and dumped.isascii()) or not _MAYBE_CONTROL.search(dumped):
             return self
         for path, value in _strings(self.model_dump(exclude=free_text)):
             found = CONTROL_CHARACTERS.search(value)

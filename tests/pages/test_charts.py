@@ -1,0 +1,73 @@
+"""The chart specs are written as plain dicts: plotly's own figure validation accepts each
+one, and what reaches the page is strict JSON (numpy numbers as numbers, missing ones as
+null)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
+from sitegen.pages.i18n import load_catalogs
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalogs()["en"]
+
+
+def _valid(spec: dict) -> dict:
+    """``spec`` after plotly's validation (raises on an unknown or ill-typed property) and
+    a strict JSON round trip."""
+    go.Figure(spec)  # raises ValueError naming any property plotly.js does not have
+    return json.loads(json.dumps(spec, allow_nan=False))
+
+
+def test_the_trials_chart_is_a_valid_figure_with_every_trial(catalog):
+    trials = pd.DataFrame(
+        {
+            "condition_id": ["off", "off", "on", "on"],
+            "input_id": ["a", "b", "a", "b"],
+            "trial_id": ["t1", "t2", "t3", "t4"],
+            "gen_tps": [np.float64(10.0), np.nan, 12.5, 13.0],
+            "outlier": [False, False, True, False],
+        }
+    )
+    summary = pd.DataFrame(
+        {"condition_id": ["off", "on"], "input_id": ["a", "a"], "gen_tps_median": [10.0, 12.75]}
+    )
+    spec = _valid(trials_chart(trials, summary, "gen_tps", {"off": "Off", "on": "On"}, catalog))
+    points = [t for t in spec["data"] if t["mode"] == "markers" and "text" in t]
+    assert [p["y"] for p in points] == [[10.0, None], [12.5, 13.0]]
+    assert points[1]["marker"]["symbol"] == ["x", "circle"]
+    assert spec["layout"]["yaxis"]["rangemode"] == "tozero"
+
+
+def test_the_sweep_chart_draws_the_reference_and_the_intervals(catalog):
+    lines = [
+        {
+            "name": "n-gram",
+            "x": [np.int64(0), np.int64(4)],
+            "y": [1.0, 1.2],
+            "error": [None, [1.1, 1.3]],
+        }
+    ]
+    spec = _valid(sweep_chart(lines, "ratio", catalog, reference=1.0))
+    (line,) = spec["data"]
+    assert line["x"] == [0, 4]
+    assert line["error_y"]["array"][1] == pytest.approx(0.1)
+    assert line["error_y"]["arrayminus"][1] == pytest.approx(0.1)
+    assert spec["layout"]["shapes"][0]["y0"] == 1.0
+    assert spec["layout"]["xaxis"]["ticktext"][0] == catalog.t("sweep.off")
+
+
+def test_the_pareto_chart_dashes_the_front_and_a_missing_value_is_null(catalog):
+    lines = [{"name": "a", "x": [10.0, 18.0], "y": [10.0, math.nan], "text": ["×1", "×2"]}]
+    spec = _valid(pareto_chart(lines, {"x": [10.0], "y": [10.0]}, catalog))
+    assert spec["data"][0]["y"] == [10.0, None]
+    assert spec["data"][-1]["line"]["dash"] == "dash"
