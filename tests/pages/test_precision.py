@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from pathlib import Path
 
 import pytest
 
@@ -77,7 +78,10 @@ def _seed_rates(record: dict) -> None:
         metrics["draft_accepted"], metrics["draft_proposed"] = DRAFTS[index]
 
 
-def _text(body: str | bytes) -> str:
+def _text(body: str | bytes | Path) -> str:
+    """A docs entry as text: pages are bytes, downloads a file in the build's scratch."""
+    if isinstance(body, Path):
+        body = body.read_bytes()
     return body.decode("utf-8-sig") if isinstance(body, bytes) else body
 
 
