@@ -11,11 +11,17 @@ cheaply (files, mode, capacity arithmetic), so the run's first load is the one m
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 
 from sitegen.engine.base import Engine, WaitReport
-from sitegen.engine.options import ServerOptions, is_local, validate_engine_options
+from sitegen.engine.options import (
+    ENGINE_OPTIONS,
+    ServerOptions,
+    is_local,
+    validate_engine_options,
+)
 from sitegen.engine.registry import get_engine_class
 from sitegen.engine.server import ServerMismatch
 from sitegen.errors import SitegenError
@@ -55,8 +61,12 @@ def preflight(plan: Plan, on_wait: WaitReport | None = None) -> Preflight:
     engine_class = get_engine_class(plan.engine)
     result = Preflight(plan)
     items = list(plan_items(plan).values())
+    in_process = not issubclass(ENGINE_OPTIONS[plan.engine], ServerOptions)
     for condition in plan.conditions:
         where = f"condition '{condition.id}'"
+        if in_process and (problem := _threads_problem(condition)):
+            result.problems.append(f"{where}: {problem}")
+            continue
         try:
             engine = engine_class.preflight(plan, condition, on_wait or _silent)
         except ServerMismatch as exc:
@@ -76,6 +86,18 @@ def preflight(plan: Plan, on_wait: WaitReport | None = None) -> Preflight:
 
 def _silent(url: str, waited_s: float, timeout_s: float) -> None:
     pass
+
+
+def _threads_problem(condition: ConditionSpec) -> str | None:
+    """More engine threads than this machine has logical CPUs: llama.cpp cannot start
+    them all and ends the process in native code, where nothing can report it."""
+    cpus = os.cpu_count() or 1
+    if condition.threads is not None and condition.threads > cpus:
+        return (
+            f"threads {condition.threads}, more than this machine's {cpus} logical CPUs; "
+            f"set threads to at most {cpus}"
+        )
+    return None
 
 
 def _capacity_problems(

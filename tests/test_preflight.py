@@ -283,3 +283,19 @@ def test_exllamav3_is_checked_without_loading(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "condition 'off': engine exllamav3 needs the package 'exllamav3'" in err
     assert not (tmp_path / "data").exists()
+
+
+def test_more_threads_than_the_machine_has_are_refused_before_the_engine(tmp_path, capsys):
+    cpus = os.cpu_count() or 1
+    conditions = [
+        ConditionSpec(id="off", context_capacity=512, threads=cpus),
+        ConditionSpec(id="many", context_capacity=512, threads=cpus + 1),
+    ]
+    assert measure(tmp_path, make_plan(conditions=conditions)) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"condition 'many': threads {cpus + 1}, more than this machine's {cpus} logical CPUs; "
+        f"set threads to at most {cpus}"
+    ) in err
+    assert "condition 'off'" not in err
+    assert not (tmp_path / "data").exists()
