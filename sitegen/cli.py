@@ -49,7 +49,7 @@ exit status:
        command again to retry them (with --fleet also: a campaign's node was lost)
   {EXIT_MEASURE_REFUSED}    refused or stopped by the printed error: invalid plan or engine
        options, a failed preflight (nothing created), a fleet campaign whose
-       resources no Ray node has (nothing run), the campaign held by another
+       resources no live Ray node has (nothing run), the campaign held by another
        measure, files that do not match the campaign's manifest.json, a file
        that cannot be read or written (nothing recorded is lost)
   {EXIT_INTERRUPTED}  interrupted; run the same command again to resume

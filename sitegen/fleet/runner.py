@@ -8,7 +8,8 @@ with the engine log written before it; the driver appends both through the store
 fsync, manifest) as they come. The driver keeps one ``take`` call pending per actor rather than
 using a Ray streaming generator, which Ray Client (``ray://``) does not support. A node
 lost mid-campaign ends that campaign only: what arrived is intact and signed, and the
-next run resumes the rest on any matching node.
+next run resumes the rest on any matching node. Ray's own output on the driver goes to
+``data/logs/ray.log`` (``sitegen.fleet.raylog``), not the terminal.
 
 Ray is optional (``pip install 'sitegen[fleet]'``) and imported only here, lazily.
 """
@@ -20,7 +21,8 @@ import shutil
 import socket
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +34,7 @@ from sitegen.engine.registry import get_engine_class
 from sitegen.errors import ConfigError, MissingDependency, StorageError
 from sitegen.fleet.io import Fleet, FleetEntry
 from sitegen.fleet.models import FleetResources
+from sitegen.fleet.raylog import RayLog, ray_output_to
 from sitegen.measure import CampaignResult, run_trials
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.models import Plan
@@ -43,6 +46,13 @@ FleetProgress = Callable[[FleetEntry, int, int, TrialRecord], None]
 """Called on the driver after each appended record: campaign, index, total, record."""
 
 ACCELERATOR_PREFIX = "accelerator_type:"
+NODE_ID_LABEL = "ray.io/node-id"
+"""The label Ray gives every node: its id, for keeping campaigns off lost nodes."""
+RAY_LOG = Path("logs") / "ray.log"
+"""Ray's own output on the driver, under the data directory; every fleet run appends."""
+RAYLET_ANSWER_TIMEOUT_S = 2.0
+"""How long a node's raylet may take to accept a connection before the node counts as
+lost (a live raylet's kernel accepts at once, however busy the node)."""
 
 
 def import_ray() -> ModuleType:
@@ -89,33 +99,68 @@ def _offers(total: dict[str, float], needed: dict[str, float]) -> bool:
     return all(name in total and total[name] >= amount for name, amount in needed.items())
 
 
-def check_resources(fleet: Fleet, nodes: list[dict[str, Any]]) -> None:
+def lost_nodes(nodes: list[dict[str, Any]]) -> dict[str, str]:
+    """Node id → why, for each node that Ray lists as alive (``nodes`` as ``ray.nodes()``
+    lists them) but whose raylet accepts no connection. Ray notices a lost node only after
+    several missed health checks (many seconds) and would place a campaign there meanwhile;
+    a connection is refused at once, or not accepted within ``RAYLET_ANSWER_TIMEOUT_S``."""
+    alive = [node for node in nodes if node.get("Alive")]
+
+    def why_lost(node: dict[str, Any]) -> str | None:
+        raylet = (node["NodeManagerAddress"], node["NodeManagerPort"])
+        try:
+            socket.create_connection(raylet, timeout=RAYLET_ANSWER_TIMEOUT_S).close()
+        except OSError as exc:
+            return f"raylet at {raylet[0]}:{raylet[1]} does not answer: {exc.strerror or exc}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=max(1, min(32, len(alive)))) as pool:
+        answers = list(pool.map(why_lost, alive))
+    return {node["NodeID"]: why for node, why in zip(alive, answers, strict=True) if why}
+
+
+def check_resources(
+    fleet: Fleet, nodes: list[dict[str, Any]], lost: Mapping[str, str] | None = None
+) -> None:
     """Refuse the fleet before anything runs if some campaign's resources are on no alive
-    node (``nodes`` as ``ray.nodes()`` lists them), naming the campaign and what is
+    node (``nodes`` as ``ray.nodes()`` lists them; ``lost``: the ids of those that Ray
+    still lists but that are gone, with why), one line per campaign naming it and what is
     missing."""
-    totals = [node["Resources"] for node in nodes if node.get("Alive")]
+    lost = lost or {}
+    usable = [node for node in nodes if node.get("Alive") and node.get("NodeID") not in lost]
+    totals = [node["Resources"] for node in usable]
     problems = []
     for entry in fleet.entries:
         needed = _requirements(entry.resources)
         if any(_offers(total, needed) for total in totals):
             continue
-        missing = [
-            f"{name} ≥ {amount:g}" if amount else name
-            for name, amount in needed.items()
-            if not any(_offers(total, {name: amount}) for total in totals)
-        ]
         wanted = ", ".join(
             f"{name}: {amount:g}" if amount else name for name, amount in needed.items()
         )
-        why = f"no node has {', '.join(missing)}" if missing else "no single node has all of them"
-        problems.append(f"{entry.where}: campaign {entry.campaign_id} needs {{{wanted}}}; {why}")
-    if problems:
-        offered = "; ".join(_describe_node(total) for total in totals) or "no alive node"
-        raise ConfigError(
-            "the cluster cannot run the fleet (nothing was run):\n  "
-            + "\n  ".join(problems)
-            + f"\n  the nodes offer: {offered}"
+        on_lost = [
+            f"{node['NodeID'][:12]} ({lost[node['NodeID']]})"
+            for node in nodes
+            if node.get("NodeID") in lost and _offers(node["Resources"], needed)
+        ]
+        if on_lost:
+            lost_list = "; ".join(on_lost)
+            why = f"only lost node(s) have them, though Ray still lists them as alive: {lost_list}"
+        else:
+            missing = [
+                f"{name} ≥ {amount:g}" if amount else name
+                for name, amount in needed.items()
+                if not any(_offers(total, {name: amount}) for total in totals)
+            ]
+            offered = "; ".join(_describe_node(total) for total in totals) or "none"
+            why = (
+                f"no node has {', '.join(missing)}" if missing else "no single node has all of them"
+            ) + f" (the alive nodes offer: {offered})"
+        problems.append(
+            f"{entry.where}: campaign {entry.campaign_id} cannot run (nothing was run): "
+            f"it needs {{{wanted}}}; {why}"
         )
+    if problems:
+        raise ConfigError("\n".join(problems))
 
 
 def _describe_node(total: dict[str, float]) -> str:
@@ -295,36 +340,49 @@ def run_fleet(
     Ray instance on this machine; ``auto``: the cluster this machine belongs to), each as
     one actor holding its resources, and append every record to ``data_dir`` here.
 
-    Refused before anything runs when a campaign's resources are on no node
-    (``ConfigError``). A campaign whose node is lost, or that fails on its node, ends
-    early and the others go on; its outcome says why."""
+    Refused before anything runs when a campaign's resources are on no node, or only on
+    nodes that Ray still lists but that are lost (``ConfigError``). A campaign whose node
+    is lost, or that fails on its node, ends early and the others go on; its outcome says
+    why. Ray's own output goes to ``data_dir/logs/ray.log``, only ``progress`` is shown."""
     ray = import_ray()
     # The driver's sitegen goes to every node, so all campaigns run the same code.
     if address not in (None, "auto", "local"):
         _require_listening(address)
-    try:
-        ray.init(
-            # "local" starts a new instance, where None would join the last cluster here.
-            address=address or "local",
-            runtime_env={"py_modules": [str(Path(sitegen.__file__).parent)]},
-            log_to_driver=False,
-            logging_level="WARNING",  # sitegen prints the progress; Ray's INFO is noise
-        )
-    except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
-        raise ConfigError(
-            f"cannot reach the Ray cluster at {address or 'a new local instance'}: "
-            f"{_first_line(exc)} (is `ray start` running there, and does this machine have "
-            "the cluster's auth token? See docs/fleets.md)"
-        ) from exc
-    try:
-        check_resources(fleet, ray.nodes())
-        return _drive(ray, fleet, data_dir, progress)
-    finally:
-        ray.shutdown()
+    with ray_output_to(data_dir / RAY_LOG, f"sitegen measure --fleet {fleet.path}") as ray_log:
+        try:
+            ray.init(
+                # "local" starts a new instance, where None would join the last cluster here.
+                address=address or "local",
+                runtime_env={"py_modules": [str(Path(sitegen.__file__).parent)]},
+                log_to_driver=True,  # the campaigns' own output, into the log with the rest
+                logging_level="INFO",
+            )
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+            ray_log.note(str(exc))
+            raise ConfigError(
+                f"cannot reach the Ray cluster at {address or 'a new local instance'}: "
+                f"{_first_line(exc)} (is `ray start` running there, and does this machine "
+                f"have the cluster's auth token? See docs/fleets.md; Ray's messages: "
+                f"{ray_log.path})"
+            ) from exc
+        try:
+            nodes = ray.nodes()
+            # Ray Client's driver is off the cluster and may not reach the nodes itself.
+            lost = {} if (address or "").startswith("ray://") else lost_nodes(nodes)
+            check_resources(fleet, nodes, lost)
+            shown = ray_log.on_terminal(progress) if progress else None
+            return _drive(ray, fleet, data_dir, ray_log, set(lost), shown)
+        finally:
+            ray.shutdown()
 
 
 def _drive(
-    ray: ModuleType, fleet: Fleet, data_dir: Path, progress: FleetProgress | None
+    ray: ModuleType,
+    fleet: Fleet,
+    data_dir: Path,
+    ray_log: RayLog,
+    lost: set[str],
+    progress: FleetProgress | None,
 ) -> list[FleetOutcome]:
     worker_class = ray.remote(CampaignWorker)
     with ExitStack() as stack:
@@ -339,11 +397,15 @@ def _drive(
             for entry, store in zip(fleet.entries, stores, strict=True):
                 resources = entry.resources
                 latest = store.latest_attempts()
+                placement: dict[str, Any] = {}
+                if lost:  # Ray would still place campaigns there
+                    placement["label_selector"] = {NODE_ID_LABEL: f"!in({', '.join(lost)})"}
                 actor = worker_class.options(
                     num_gpus=resources.accelerator_count or 0,
                     accelerator_type=resources.accelerator_type,
                     resources=resources.custom,
                     max_restarts=0,  # a lost node ends the campaign; the next run resumes
+                    **placement,
                 ).remote(entry.plan, latest, resources.ray_resources())
                 campaign = _Campaign(entry, store, latest, actor)
                 campaigns.append(campaign)
@@ -352,7 +414,7 @@ def _drive(
             while waiting:
                 (taken,), _ = ray.wait(list(waiting), num_returns=1)
                 campaign = waiting.pop(taken)
-                if _take(ray, taken, campaign, progress):
+                if _take(ray, taken, campaign, ray_log, progress):
                     waiting[campaign.actor.take.remote()] = campaign
                 else:
                     # Free the node's accelerators for a campaign waiting for them.
@@ -370,8 +432,15 @@ def _drive(
     ]
 
 
-def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgress | None) -> bool:
-    """Append what a campaign's ``take`` returned; ``False`` once the campaign has ended."""
+def _take(
+    ray: ModuleType,
+    taken: Any,
+    campaign: _Campaign,
+    ray_log: RayLog,
+    progress: FleetProgress | None,
+) -> bool:
+    """Append what a campaign's ``take`` returned; ``False`` once the campaign has ended
+    (why: one line of sitegen's, Ray's whole report in the log)."""
     errors = ray.exceptions
     try:
         batch = ray.get(taken)
@@ -379,10 +448,12 @@ def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgr
         campaign.ended_early = f"failed on its node: {exc.cause}"
         return False
     except (errors.RayActorError, errors.NodeDiedError, errors.ObjectLostError) as exc:
-        campaign.ended_early = f"node lost ({_first_line(exc)})"
+        ray_log.note(f"campaign {campaign.entry.campaign_id}: {exc}")
+        campaign.ended_early = f"node lost{_last_node(campaign)}; Ray's report: {ray_log.path}"
         return False
     except errors.RayError as exc:  # e.g. the node could not set up the runtime environment
-        campaign.ended_early = f"Ray could not run it ({_first_line(exc)})"
+        ray_log.note(f"campaign {campaign.entry.campaign_id}: {exc}")
+        campaign.ended_early = f"Ray could not run it ({_first_line(exc)}; see {ray_log.path})"
         return False
     store = campaign.store
     for kind, value in batch:
@@ -401,6 +472,13 @@ def _take(ray: ModuleType, taken: Any, campaign: _Campaign, progress: FleetProgr
             campaign.result = replace(value, directory=store.directory)
             return False
     return True
+
+
+def _last_node(campaign: _Campaign) -> str:
+    """`` (node <id> on <host>)`` where the campaign's last record was measured, if any."""
+    record = campaign.last_record
+    node = record.provenance.node if record else None
+    return f" (node {node.ray_node_id[:12]} on {node.hostname})" if node else ""
 
 
 def _require_listening(address: str) -> None:

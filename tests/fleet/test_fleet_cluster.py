@@ -1,12 +1,14 @@
 """Two campaigns on a two-node Ray cluster (``ray.cluster_utils.Cluster``, every process on
 127.0.0.1), each node with its own custom resource, each campaign a small real one with
 the embedded engine on CPU: records carry their node; a node killed mid-campaign leaves
-its records intact and signed; the next run resumes on another matching node; the data
-directory builds into one report."""
+its records intact and signed, with Ray's reports in the fleet's log rather than on the
+terminal; a run while Ray still lists the lost node is refused at once; the next run
+resumes on another matching node; the data directory builds into one report."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from datetime import datetime, timedelta
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
+from sitegen.fleet import runner
 from sitegen.fleet.io import load_fleet
 from sitegen.fleet.runner import run_fleet
 from sitegen.measure import run_campaign
@@ -56,17 +59,34 @@ def loopback(monkeypatch):
     monkeypatch.setattr(ray._private.services, "get_node_ip_address", lambda *a: "127.0.0.1")
 
 
-@pytest.fixture
-def cluster(loopback):
+def _cluster(**system_config):
     cluster = cluster_utils.Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1"},
+        head_node_args={
+            "num_cpus": 0,
+            "include_dashboard": False,
+            "node_ip_address": "127.0.0.1",
+            "_system_config": system_config,
+        },
     )
     try:
         yield cluster
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+@pytest.fixture
+def cluster(loopback):
+    yield from _cluster()
+
+
+@pytest.fixture
+def cluster_slow_to_notice(loopback):
+    """A cluster whose head marks a lost node dead only after minutes of missed health
+    checks (by default it takes 15 s or more): Ray lists a killed node as alive throughout
+    the test, as it does for a while after every loss."""
+    yield from _cluster(health_check_failure_threshold=100)
 
 
 def _add_node(cluster, resource: str):
@@ -144,30 +164,66 @@ def test_each_campaign_runs_on_its_node_and_the_data_builds(cluster, tmp_path, c
     assert b200.node_id[:12] in text and "Accelerator type (Ray)" in text
 
 
-def test_a_lost_node_leaves_its_records_and_the_next_run_resumes(cluster, tmp_path):
+RAY_OUTPUT = re.compile(r"raylet|ray::|Traceback|worker died|\[state-dump\]|\.cc:\d+", re.I)
+"""Lines of Ray's own on a terminal: its raylet and worker reports, state dumps, C++ logs."""
+
+
+def test_a_lost_node_is_one_line_refused_while_ray_lists_it_and_resumed_elsewhere(
+    cluster_slow_to_notice, tmp_path, monkeypatch, capfd
+):
+    cluster = cluster_slow_to_notice
     _add_node(cluster, "gpu_b200")
     doomed = _add_node(cluster, "gpu_h100x2")
     fleet_path = _write_fleet(tmp_path, h100_repetitions=6)
     fleet = load_fleet(fleet_path)
     data = tmp_path / "data"
+    measure = ["measure", "--fleet", str(fleet_path), "--data", str(data)]
+    measure += ["--address", cluster.address]
 
-    def kill_after_two(entry, index, total, record):
-        if entry.plan.name == "h100" and index == 2:
-            cluster.remove_node(doomed, allow_graceful=False)
+    def killing_after_two(fleet, data_dir, address=None, progress=None):
+        def kill_after_two(entry, index, total, record):
+            progress(entry, index, total, record)
+            if entry.plan.name == "h100" and index == 2:
+                cluster.remove_node(doomed, allow_graceful=False)
 
-    outcomes = {
-        o.entry.plan.name: o
-        for o in run_fleet(fleet, data, address=cluster.address, progress=kill_after_two)
-    }
-    lost = outcomes["h100"]
-    assert outcomes["b200"].incomplete == 0 and outcomes["b200"].ended_early is None
-    assert lost.ended_early and lost.ended_early.startswith("node lost")
-    assert 2 <= lost.appended < 7 and lost.incomplete == 7 - lost.appended
-    verify_campaign(lost.directory)  # what arrived is intact and signed
-    before = _records(lost.directory)
-    assert all(r["status"] == "ok" for r in before)
+        return run_fleet(fleet, data_dir, address, kill_after_two)
 
-    print(f"node lost after {lost.appended} of 7 records ({lost.ended_early})")
+    monkeypatch.setattr(runner, "run_fleet", killing_after_two)
+    assert main(measure) == 3
+    monkeypatch.setattr(runner, "run_fleet", run_fleet)  # (``undo`` would end ``loopback``)
+    terminal = capfd.readouterr()
+    lines = (terminal.out + terminal.err).splitlines()
+    assert not [line for line in lines if RAY_OUTPUT.search(line)]
+    assert any(line.startswith("h100 2/7 28% spec-off/count/r0 ") for line in lines)
+    (ended,) = [line for line in lines if "ended early" in line]
+    assert f"ended early: node lost (node {doomed.node_id[:12]} on " in ended
+    assert ended.endswith(f"Ray's report: {data / 'logs' / 'ray.log'}")
+    log = (data / "logs" / "ray.log").read_text()
+    assert "Raylet is terminated" in log and "(raylet)" in log  # Ray's report of the kill
+    h100 = next((data / "campaigns").glob("h100-*"))
+    assert f"campaign {h100.name}: " in log  # Ray's words behind "node lost"
+    verify_campaign(h100)  # what arrived is intact and signed
+    before = _records(h100)
+    assert 2 <= len(before) < 7 and all(r["status"] == "ok" for r in before)
+    with capfd.disabled():
+        print(f"\n{len(lines)} terminal lines; node lost after {len(before)} of 7 records:")
+        print("\n".join(lines))
+
+    # Ray still lists the killed node as alive: refused before anything is dispatched.
+    files = {p: p.read_bytes() for p in h100.rglob("*") if p.is_file()}
+    started = time.monotonic()
+    assert main(measure) == 2
+    refused_s = time.monotonic() - started
+    terminal = capfd.readouterr()
+    assert terminal.out == ""
+    (error,) = terminal.err.splitlines()
+    assert error.startswith(f"error: {fleet_path} → campaigns.1: campaign {h100.name} cannot run")
+    assert "needs {gpu_h100x2: 1}; only lost node(s) have them" in error
+    assert f"{doomed.node_id[:12]} (raylet at 127.0.0.1:" in error
+    assert {p: p.read_bytes() for p in h100.rglob("*") if p.is_file()} == files
+    with capfd.disabled():
+        print(f"refused in {refused_s:.1f} s:\n{error}")
+    assert refused_s < 10
 
     replacement = _add_node(cluster, "gpu_h100x2")
     (resumed,) = [
@@ -182,6 +238,7 @@ def test_a_lost_node_leaves_its_records_and_the_next_run_resumes(cluster, tmp_pa
     assert {t: n for t, n in ok.items() if t in planned} == dict.fromkeys(planned, 1)
     after = records[len(before) :]
     assert after[0]["trial_id"].startswith("spec-off/resume-warmup-")  # warmed up again
+    # Never placed on the lost node, which Ray still lists with the same resource.
     assert {r["provenance"]["node"]["ray_node_id"] for r in after} == {replacement.node_id}
 
 
@@ -197,7 +254,8 @@ def test_a_campaign_whose_resource_no_node_has_is_refused_before_anything_runs(
     assert code == 2
     err = capsys.readouterr().err
     assert "campaigns.1" in err and "no node has gpu_h100x2" in err
-    assert not data.exists()
+    assert not (data / "campaigns").exists()  # only Ray's log of the attempt
+    assert "--- " in (data / "logs" / "ray.log").read_text()
 
 
 def test_campaigns_needing_the_same_resource_never_run_at_once(cluster, tmp_path):

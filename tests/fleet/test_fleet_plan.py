@@ -1,9 +1,11 @@
 """Fleet plans without Ray: validation naming the fleet file and field, the resource check
-against the cluster's nodes, the node side of a campaign, and the system table's node."""
+against the cluster's nodes (and the lost ones Ray still lists), the node side of a
+campaign, and the system table's node."""
 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from sitegen.cli import main
 from sitegen.engine.registry import get_engine_class
 from sitegen.errors import ConfigError, MissingDependency
 from sitegen.fleet.io import load_fleet
-from sitegen.fleet.runner import _NodeSink, check_resources, import_ray
+from sitegen.fleet.runner import _NodeSink, check_resources, import_ray, lost_nodes
 from sitegen.measure import run_campaign, run_trials
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
@@ -142,6 +144,35 @@ def test_a_campaign_whose_resources_no_node_has_is_refused_naming_them(tmp_path)
     with pytest.raises(ConfigError, match="no node has GPU ≥ 2"):
         check_resources(fleet, [_node(GPU=1.0, gpu_h100x2=1.0, **{"accelerator_type:B200": 1.0})])
     check_resources(fleet, [nodes[0], _node(gpu_h100x2=1.0)])
+
+
+def test_a_node_whose_raylet_does_not_answer_counts_as_lost_and_is_named(tmp_path):
+    fleet = load_fleet(_write(tmp_path, _fleet({"custom": {"gpu_b200": 1}}, {"custom": {"h": 1}})))
+    with socket.socket() as listening, socket.socket() as closed:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        nodes = [
+            _raylet("a" * 56, listening, gpu_b200=1.0),
+            _raylet("b" * 56, closed, h=1.0),
+            _raylet("c" * 56, closed, alive=False),  # Ray knows: not probed
+        ]
+        lost = lost_nodes(nodes)
+    assert list(lost) == ["b" * 56]
+    assert lost["b" * 56].startswith(f"raylet at 127.0.0.1:{nodes[1]['NodeManagerPort']} ")
+    with pytest.raises(ConfigError) as caught:
+        check_resources(fleet, nodes, lost)
+    (line,) = str(caught.value).splitlines()
+    assert "campaigns.1: campaign b-" in line and "cannot run (nothing was run)" in line
+    assert "needs {h: 1}; only lost node(s) have them" in line and "bbbbbbbbbbbb (raylet" in line
+    # A lost node does not hide a live one with the same resources.
+    check_resources(fleet, [*nodes, nodes[1] | {"NodeID": "d" * 56}], lost)
+
+
+def _raylet(node_id: str, raylet: socket.socket, alive: bool = True, **resources: float) -> dict:
+    address, port = raylet.getsockname()
+    node = _node(alive, **resources)
+    return node | {"NodeID": node_id, "NodeManagerAddress": address, "NodeManagerPort": port}
 
 
 def test_without_ray_the_fleet_says_how_to_install_it(monkeypatch):
