@@ -17,6 +17,7 @@ from sitegen.measure.round_runner import Phase, RoundRunner
 from sitegen.measure.rounds import (
     conditions_after,
     group_rounds,
+    last_positions,
     needs_attempt,
     planned_rounds,
     with_resume_warmups,
@@ -141,6 +142,8 @@ class _CampaignRun:
     """Every concurrent round of the plan with all its users."""
     pending_ids: set[str] = field(init=False)
     """The ids of ``pending``: their records count as written (resume warm-ups' do not)."""
+    last_positions: dict[str, int] = field(init=False)
+    """Each condition's last position in ``queue``."""
     attempted: int = 0
     succeeded: int = 0
     failed: int = 0
@@ -152,6 +155,7 @@ class _CampaignRun:
 
     def __post_init__(self) -> None:
         self.pending_ids = {trial.trial_id for trial in self.pending}
+        self.last_positions = last_positions(self.queue)
 
     @classmethod
     def gather(
@@ -184,7 +188,7 @@ class _CampaignRun:
         """The conditions with trials queued from ``end`` on and not stopped: their engines
         stay loaded."""
         stopped_ids = {stop.condition_id for stop in self.stopped}
-        return conditions_after(self.queue, end) - stopped_ids
+        return conditions_after(self.last_positions, end) - stopped_ids
 
     def write(self, condition_id: str, results: list[tuple[TrialRecord, bool]]) -> None:
         """Append each record, count it, and report progress."""
