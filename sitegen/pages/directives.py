@@ -29,6 +29,7 @@ from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.schema import SCHEMA_MODELS, field_dictionary
 from sitegen.pages.sources import Source
+from sitegen.pages.template_cache import bytecode_cache
 from sitegen.quality.suites import ALL_DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
@@ -74,6 +75,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
     """The environment for partials: autoescape on, undefined names are errors."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(partials_dir),
+        bytecode_cache=bytecode_cache(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,

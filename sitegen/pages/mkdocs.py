@@ -90,6 +90,7 @@ BUILD_CONFIG: dict[str, Any] = {
     # Pages reach mkdocs as heading lines and HTML the build rendered: no extension is
     # needed, and none may turn author text into markup.
     "markdown_extensions": [],
+    "hooks": [str(Path(__file__).with_name("mkdocs_hooks.py"))],
     # Reads versions.json (mike's format) written by `sitegen build`; no mike needed.
     "extra": {"version": {"provider": "mike", "default": "latest", "alias": True}},
     "extra_css": ["assets/css/sitegen.css"],

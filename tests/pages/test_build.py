@@ -165,3 +165,26 @@ def test_duplicate_trial_is_refused(built):
         record["trial_id"] = "off/short/r0"
 
     assert "duplicate of line 2" in str(_corrupt_and_build(root, records_path, mutate))
+
+
+def test_compiled_theme_templates_are_kept_and_a_warm_build_is_the_same(tmp_path, monkeypatch):
+    import jinja2
+
+    from sitegen.pages import directives, template_cache
+
+    cache_dir = tmp_path / "compiled"
+    cache_dir.mkdir()
+    cache = jinja2.FileSystemBytecodeCache(str(cache_dir))
+    monkeypatch.setattr(template_cache, "bytecode_cache", lambda: cache)
+    monkeypatch.setattr(directives, "bytecode_cache", lambda: cache)
+    _publishable_campaign(tmp_path / "data")
+    build_site(tmp_path / "data", tmp_path / "cold", PROJECT, version="test")
+    compiled = sorted(p.name for p in cache_dir.iterdir())
+    # mkdocs' theme (through the hook) and sitegen's partials, both compiled once here.
+    material = Path(jinja2.__file__).parents[1] / "material" / "templates" / "base.html"
+    assert cache.pattern % cache.get_cache_key("base.html", str(material)) in compiled
+    partial = directives.__file__.replace("pages/directives.py", "defaults/theme/partials")
+    key = cache.get_cache_key("speed_table.html", f"{partial}/speed_table.html")
+    assert cache.pattern % key in compiled
+    build_site(tmp_path / "data", tmp_path / "warm", PROJECT, version="test")
+    assert _tree_digest(tmp_path / "warm" / "v") == _tree_digest(tmp_path / "cold" / "v")
