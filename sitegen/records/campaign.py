@@ -346,7 +346,7 @@ def _read_records(
     reading = _HashedLines()
     with handle:
         # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
-        records, numbers, problems = parse_records_from(reading.lines(handle), path, lean.keep)
+        records, numbers, problems = parse_records(reading.lines(handle), path, lean.keep)
     issues.extend(problems)
     return records, numbers, [reading.offsets[n - 1] for n in numbers], reading.digest()
 
@@ -419,22 +419,16 @@ class _LeanRecords:
         return record
 
 
-def parse_records(data: bytes, path: Path) -> tuple[list[TrialRecord], list[int], list[Issue]]:
-    """The valid records of ``records.jsonl`` bytes with their line numbers, and an issue
-    for each invalid line, each repeated attempt of a trial and each attempt after an ok
-    one (a trial with an ok attempt is never run again)."""
-    # Split on newline bytes only: answer texts may hold U+2028 or U+0085, which JSON
-    # writes raw.
-    return parse_records_from(iter(data.split(b"\n")), path)
-
-
-def parse_records_from(
-    lines: Iterator[bytes],
+def parse_records(
+    lines: Iterable[bytes],
     path: Path,
     keep: Callable[[TrialRecord], TrialRecord] = lambda record: record,
 ) -> tuple[list[TrialRecord], list[int], list[Issue]]:
-    """``parse_records`` over lines as they are read; ``keep`` turns each valid record
-    into what is kept (e.g. a lean record)."""
+    """The valid records of the lines of ``records.jsonl`` (split on newline bytes only:
+    answer texts may hold U+2028 or U+0085, which JSON writes raw) with their line numbers,
+    and an issue for each invalid line, each repeated attempt of a trial and each attempt
+    after an ok one (a trial with an ok attempt is never run again); ``keep`` turns each
+    valid record into what is kept (e.g. a lean record)."""
     records: list[TrialRecord] = []
     numbers: list[int] = []
     issues: list[Issue] = []
@@ -445,7 +439,7 @@ def parse_records_from(
 
 
 def iter_records(
-    lines: Iterator[bytes],
+    lines: Iterable[bytes],
     path: Path,
     issues: list[Issue],
 ) -> Iterator[tuple[int, TrialRecord]]:

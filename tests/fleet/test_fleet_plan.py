@@ -199,7 +199,7 @@ NODE = NodeInfo(
 def test_on_the_node_the_runner_sends_log_then_record_and_skips_done_trials(tmp_path):
     plan = make_plan()
     directory = run_campaign(plan, tmp_path / "data").directory
-    done = parse_records((directory / "records.jsonl").read_bytes(), directory)[0][:3]
+    done = parse_records((directory / "records.jsonl").read_bytes().split(b"\n"), directory)[0][:3]
     sent: list[tuple[str, object]] = []
     latest = {r.trial_id: LatestAttempt.of(r) for r in done}
     sink = _NodeSink(latest, campaign_id(plan), plan_sha256(plan), tmp_path / "node", sent.append)
@@ -215,7 +215,7 @@ def test_on_the_node_the_runner_sends_log_then_record_and_skips_done_trials(tmp_
 def test_the_system_table_shows_the_node_of_fleet_records_only(tmp_path):
     plan = make_plan()
     directory = run_campaign(plan, tmp_path / "data").directory
-    records = parse_records((directory / "records.jsonl").read_bytes(), directory)[0]
+    records = parse_records((directory / "records.jsonl").read_bytes().split(b"\n"), directory)[0]
     plain = {row.field for row in system_table(records, plan)[0].rows}
     assert "host" in plain and not plain & {"ray_node", "accelerator_type"}
     fleet = [

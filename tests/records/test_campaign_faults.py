@@ -441,17 +441,17 @@ def test_reading_keys_records_by_trial_and_attempt(tmp_path, plan):
     again = json.loads(lines[1]) | {"attempt": 2}
     path = Path("records.jsonl")
     text = "\n".join([json.dumps(failed), lines[1].replace('"attempt":1', '"attempt":2')])
-    records, numbers, issues = parse_records(text.encode(), path)
+    records, numbers, issues = parse_records(text.encode().split(b"\n"), path)
     assert len(records) == 2 and numbers == [1, 2] and not issues  # attempt 1 failed, 2 ok
 
     duplicate = "\n".join([lines[1], lines[1]])
-    _, _, issues = parse_records(duplicate.encode(), path)
+    _, _, issues = parse_records(duplicate.encode().split(b"\n"), path)
     assert [f"{i.location}: {i.message}" for i in issues] == [
         "records.jsonl:2 (trial off/short/r0) → attempt: duplicate of line 1; each attempt of "
         "a trial is recorded once"
     ]
     after_ok = "\n".join([lines[1], json.dumps(again)])
-    _, _, issues = parse_records(after_ok.encode(), path)
+    _, _, issues = parse_records(after_ok.encode().split(b"\n"), path)
     assert [f"{i.location}: {i.message}" for i in issues] == [
         "records.jsonl:2 (trial off/short/r0) → attempt: the trial already succeeded on line 1; "
         "a trial with an ok attempt is never run again"
