@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -169,17 +168,24 @@ def resume_peak_mb(data_dir: Path, scale: int) -> float:
     return int(output.split()[-1]) / 1024
 
 
+def peak_rss_kb() -> int:
+    """This process's peak RSS (KB), as the kernel counts it for its address space
+    (``VmHWM``; ``ru_maxrss`` can carry the figure of the process it was started from)."""
+    status = Path("/proc/self/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+
+
 def child_resume(data_dir: Path, scale: int) -> None:
     register_synthetic_engine()
     plan = seed_scale_plan(scale).model_copy(update={"engine": SYNTHETIC_ENGINE})
     run_campaign(plan, data_dir)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    print(peak_rss_kb())
 
 
 def child_build(data_dir: Path, site_dir: Path) -> None:
     register_synthetic_engine()
     result = build_site(data_dir, site_dir, PROJECT, version="bench")
-    print(result.outcome, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    print(result.outcome, peak_rss_kb())
 
 
 def remove_site(site_dir: Path) -> None:

@@ -138,6 +138,11 @@ class Quote:
     source: Source
 
 
+ANSWER_PAGES_LISTED = 20
+"""Up to this many pages of answers, each has its own button (and its own link without
+scripts); beyond, the pager and the records download reach them."""
+
+
 class Directives:
     """Directive functions bound to one report (or the home page) and one language."""
 
@@ -586,7 +591,9 @@ class Directives:
         )
 
     def answers(self) -> Markup:
-        """Every answer's full text, one page of ``ANSWERS_PAGE_SIZE`` loaded on demand."""
+        """Every answer's full text, one page of ``ANSWERS_PAGE_SIZE`` loaded on demand: a
+        pager of fixed size (first, previous, a page number, next, last), with a button per
+        page only up to ``ANSWER_PAGES_LISTED`` pages (400,000 answers are 8,000 pages)."""
         report = self._require_report()
         count = len(report.campaign.records)
         pages = [
@@ -606,6 +613,7 @@ class Directives:
             pages=pages,
             page_size=ANSWERS_PAGE_SIZE,
             labels=labels,
+            listed_pages=ANSWER_PAGES_LISTED,
         )
 
     def has_speed(self) -> bool:

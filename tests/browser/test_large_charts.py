@@ -56,3 +56,35 @@ def test_every_chart_of_a_large_campaign_draws_every_trial(browser, tmp_path, sc
                 if size == "seed-x10" and not prefix:
                     page.screenshot(screenshot_dir / "ja-speed-x10.png")
                 page.report.assert_clean()
+    if size == "seed-x10":
+        _answer_pager_reaches_every_page(browser, tmp_path / "site", slug, records)
+
+
+def _answer_pager_reaches_every_page(browser, site, slug: str, records) -> None:
+    """The data page stays small at thousands of answers: a fixed pager, no button or
+    link per page, and every page reachable from it."""
+    data_page = site / "v" / "v1" / "reports" / slug / "data" / "index.html"
+    assert data_page.stat().st_size < 300_000
+    count = sum(1 for line in records.read_bytes().splitlines() if line.strip())
+    pages = -(-count // 50)
+    with serve_directory(site) as base_url, browser.new_page() as page:
+        page.goto(f"{base_url}v/v1/en/reports/{slug}/data/")
+        page.wait_for(".sg-answers-list details", state="attached")
+        assert page.evaluate("() => document.querySelectorAll('[data-page]').length") == 0
+        assert page.evaluate("() => document.querySelector('[data-step=previous]').disabled")
+        page.raw.click("[data-step=next]")
+        page.raw.wait_for_function(
+            "() => document.querySelector('.sg-answers-status').textContent === "
+            f"'Page 2 of {pages}'"
+        )
+        assert page.evaluate("() => document.querySelector('.sg-answers-list details').id") == "t50"
+        page.raw.fill(".sg-answers-goto", str(pages))
+        page.raw.dispatch_event(".sg-answers-goto", "change")
+        page.raw.wait_for_function(
+            "() => document.querySelector('.sg-answers-status').textContent === "
+            f"'Page {pages} of {pages}'"
+        )
+        shown = page.evaluate("() => document.querySelectorAll('.sg-answers-list details').length")
+        assert shown == count - (pages - 1) * 50
+        assert page.evaluate("() => document.querySelector('[data-step=next]').disabled")
+        page.report.assert_clean()

@@ -10,6 +10,8 @@
   var labels = JSON.parse(document.getElementById("sg-answers-labels").textContent);
   var list = root.querySelector(".sg-answers-list");
   var status = root.querySelector(".sg-answers-status");
+  var goto = root.querySelector(".sg-answers-goto");
+  var current = 0;
 
   function element(tag, className, text) {
     var node = document.createElement(tag);
@@ -19,10 +21,18 @@
   }
 
   function show(page, openIndex) {
+    page = Math.max(0, Math.min(pages - 1, page));
+    current = page;
+    goto.value = String(page + 1);
+    root.querySelectorAll(".sg-answers-pager [data-step]").forEach(function (button) {
+      var step = button.getAttribute("data-step");
+      button.disabled = (step === "first" || step === "previous") ? page === 0 : page === pages - 1;
+    });
     status.textContent = labels.loading;
     fetch(base + page + ".json")
       .then(function (response) { return response.json(); })
       .then(function (answers) {
+        if (page !== current) return; // a later page was asked for meanwhile
         list.replaceChildren();
         answers.forEach(function (answer) {
           var details = element("details", "sg-answer");
@@ -42,7 +52,7 @@
           list.appendChild(details);
         });
         status.textContent = labels.page.replace("{page}", page + 1).replace("{pages}", pages);
-        root.querySelectorAll(".sg-answers-pager button").forEach(function (button) {
+        root.querySelectorAll(".sg-answers-pager [data-page]").forEach(function (button) {
           button.setAttribute("aria-current", button.getAttribute("data-page") === String(page) ? "page" : "false");
         });
         if (openIndex !== undefined) {
@@ -53,8 +63,21 @@
       .catch(function () { status.textContent = labels.failed; });
   }
 
-  root.querySelectorAll(".sg-answers-pager button").forEach(function (button) {
+  root.querySelectorAll(".sg-answers-pager [data-page]").forEach(function (button) {
     button.addEventListener("click", function () { show(parseInt(button.getAttribute("data-page"), 10)); });
+  });
+  var steps = {
+    first: function () { return 0; },
+    previous: function () { return current - 1; },
+    next: function () { return current + 1; },
+    last: function () { return pages - 1; }
+  };
+  root.querySelectorAll(".sg-answers-pager [data-step]").forEach(function (button) {
+    button.addEventListener("click", function () { show(steps[button.getAttribute("data-step")]()); });
+  });
+  goto.addEventListener("change", function () {
+    var page = parseInt(goto.value, 10);
+    if (!isNaN(page)) show(page - 1);
   });
   var match = /^#t(\d+)$/.exec(window.location.hash);
   if (match) {
