@@ -4,6 +4,7 @@ whose value differs between a condition's records lists each distinct value."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -142,26 +143,33 @@ def system_table(records: Iterable[TrialRecord], plan: Plan) -> list[SystemCondi
     # Values are keyed with their type: True, 1 and 1.0 are equal dict keys otherwise.
     per_condition: dict[str, dict[str, dict[tuple[str, Value], int]]] = {}
     counts: dict[str, int] = {}
-    shown_by_provenance: dict[int, dict[str, tuple[Value, ...]]] = {}
+    # Records of a campaign share provenance objects and mostly the same sampling: count
+    # the records of each (condition, provenance, sampling, capacity) once, then read each
+    # such group's values once (first appearance order, as the table shows them).
+    groups: Counter[tuple] = Counter()
+    provenances: dict[int, Provenance] = {}
     for r in records:
         if not enters_statistics(r):
             continue
-        # Records of a campaign share provenance objects: read each once.
-        shown = shown_by_provenance.get(id(r.provenance))
-        if shown is None:
-            shown = shown_by_provenance[id(r.provenance)] = _provenance_values(r.provenance)
-        fields = per_condition.setdefault(r.condition_id, {})
-        counts[r.condition_id] = counts.get(r.condition_id, 0) + 1
+        provenances[id(r.provenance)] = r.provenance
+        settings = (r.sampling.temperature, r.sampling.top_p, r.sampling.top_k)
+        typed = tuple((type(v).__name__, v) for v in (*settings, r.context_capacity))
+        groups[(r.condition_id, id(r.provenance), typed)] += 1
+    shown_by_provenance = {key: _provenance_values(p) for key, p in provenances.items()}
+    for (condition_id, provenance_id, typed), n in groups.items():
+        fields = per_condition.setdefault(condition_id, {})
+        counts[condition_id] = counts.get(condition_id, 0) + n
+        temperature, top_p, top_k, capacity = (value for _, value in typed)
         sampling = {
-            "sampling_temperature": (r.sampling.temperature,),
-            "sampling_top_p": (r.sampling.top_p,),
-            "sampling_top_k": (r.sampling.top_k,),
-            "context_capacity": (r.context_capacity,),
+            "sampling_temperature": (temperature,),
+            "sampling_top_p": (top_p,),
+            "sampling_top_k": (top_k,),
+            "context_capacity": (capacity,),
         }
-        for name, values in (shown | sampling).items():
+        for name, values in (shown_by_provenance[provenance_id] | sampling).items():
             seen = fields.setdefault(name, {})
             for key in dict.fromkeys((type(v).__name__, v) for v in values):
-                seen[key] = seen.get(key, 0) + 1
+                seen[key] = seen.get(key, 0) + n
     result = []
     for condition in plan.conditions:
         fields = per_condition.get(condition.id)
