@@ -224,7 +224,10 @@ def _build(args: argparse.Namespace) -> None:
     project = args.project.resolve()
     require_project(project)
     if args.version is not None:
-        check_label(args.version)
+        try:
+            check_label(args.version)
+        except SitegenError as exc:  # a refused argument, like --skip's
+            raise UsageError(f"--version: {exc}") from None
     # An unchanged site is known before the renderer is imported (most of a second).
     inputs_sha256, marker = unchanged_build(args.data, args.site, project, args.version, args.skip)
     if marker is not None:

@@ -86,5 +86,6 @@ def test_a_version_label_naming_a_site_file_is_refused(tmp_path, capsys):
 
     publishable_campaign(tmp_path / "data")
     build = ["build", "--data", str(tmp_path / "data"), "--site", str(tmp_path / "site")]
-    assert main([*build, "--project", str(PROJECT), "--version", "versions.json"]) == 1
-    assert "versions.json" in capsys.readouterr().err
+    assert main([*build, "--project", str(PROJECT), "--version", "versions.json"]) == 2
+    assert "--version: version label 'versions.json' is not allowed" in capsys.readouterr().err
+    assert not (tmp_path / "site").exists()
