@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install-chromium.sh
 bash scripts/setup.sh test
 .venv/bin/ruff check sitegen tests benchmarks scripts
+# On every CPU with pytest-xdist (addopts in pyproject.toml); -n 0 for one process.
 .venv/bin/python -m pytest -q "$@"

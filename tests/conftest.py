@@ -1,11 +1,22 @@
-"""Shared fixtures: plans for the deterministic fake engine (unit tests only), and the
-``slow`` marker on every test that starts a real engine, a browser or killed processes.
+"""Shared fixtures: plans for the deterministic fake engine (unit tests only), the
+``slow`` marker on every test that starts a real engine, a browser or killed processes,
+and the order of the test files.
 
-``pytest -m "not slow"`` is the inner loop; ``.ci/run`` runs everything.
+``pytest -m "not slow"`` is the inner loop; ``.ci/run`` runs everything. Both run on
+every CPU (pytest-xdist: ``-n auto --dist loadfile``, see ``pyproject.toml``); ``-n 0``
+runs in one process (``--pdb`` does that by itself).
+
+``--dist loadfile``: a file's tests run on one worker, one after the other, so a
+module-scoped fixture (a built site, a llama.cpp server) is made once, and tests that must
+never run beside each other (two Ray clusters) belong in one file. Files run slow ones
+first, then by their number of tests, most first (xdist keeps this order with
+``--no-loadscope-reorder``): the long ones start early instead of last, beside an idle
+worker.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,6 +36,7 @@ SLOW_FIXTURES = frozenset({"server_url", "ngram_server_url", "browser"})
 """Fixtures that start a real llama.cpp server or Chromium."""
 
 
+@pytest.hookimpl(tryfirst=True)  # marks before -m deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     slow_paths = [_TESTS / name for name in SLOW_MODULES]
     for item in items:
@@ -32,6 +44,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         in_slow_module = any(path == p or path.is_relative_to(p) for p in slow_paths)
         if in_slow_module or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    # Whole files move, in a stable sort: a module's tests stay together and in order.
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    tests_in = Counter(item.path for item in items)
+    items.sort(key=lambda item: (item.path not in slow_files, -tests_in[item.path]))
 
 
 def make_plan(**overrides) -> Plan:

@@ -117,9 +117,9 @@ def test_tampered_records_are_refused_by_the_build(tmp_path, capsys):
     assert code == 1 and "[C-SIGNED]" in err and "records.jsonl: changed" in err
 
 
-def test_changed_annotations_show_in_the_changelog(tmp_path):
-    directory = publishable_campaign(tmp_path / "data").parent
-    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+def test_changed_annotations_show_in_the_changelog(published, tmp_path):
+    _copy_published(published, tmp_path / "data", tmp_path / "site")  # v1
+    (directory,) = (tmp_path / "data" / "campaigns").iterdir()
     (directory / "annotations.yaml").write_text(
         yaml.safe_dump({"review": "human", "reviewer": "A. Reviewer"})
     )
@@ -207,6 +207,16 @@ def published(tmp_path_factory):
     directory = publishable_campaign(root / "data").parent
     build_site(root / "data", root / "site", PROJECT, version="v1")
     return root, directory
+
+
+def _copy_published(published, data: Path, site: Path) -> None:
+    """``published``'s data and site (its releases beside it) copied to ``data`` and
+    ``site``: a site where version v1 was built, without building it again."""
+    root, _ = published
+    shutil.copytree(root / "data", data)
+    site.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(root / "site", site, symlinks=True)  # a relative link to its release
+    shutil.copytree(root / ".site.releases", site.with_name(".site.releases"), symlinks=True)
 
 
 @pytest.mark.parametrize("fault", sorted(BUILD_FAULTS))
@@ -382,14 +392,15 @@ def test_a_build_with_another_skip_list_is_not_the_unchanged_build(tmp_path, cap
     assert f"{empty}: an empty campaign directory" in capsys.readouterr().err
 
 
-def test_a_full_disk_while_rendering_is_one_line_and_leaves_the_site(tmp_path, capsys, monkeypatch):
+def test_a_full_disk_while_rendering_is_one_line_and_leaves_the_site(
+    published, tmp_path, capsys, monkeypatch
+):
     import errno
     import os
 
     from sitegen.pages import mkdocs
 
-    publishable_campaign(tmp_path / "data")
-    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+    _copy_published(published, tmp_path / "data", tmp_path / "site")  # v1
     before = tree_bytes(tmp_path / "site")
 
     def full(*args, **kwargs):
@@ -456,11 +467,10 @@ def refuse_writes(monkeypatch, refused: Callable[[str], bool], number: int) -> l
     return hits
 
 
-def _published_v1(root: Path) -> tuple[Path, Path, dict[str, bytes]]:
+def _published_v1(published, root: Path) -> tuple[Path, Path, dict[str, bytes]]:
     """Data, a site in ``root/www`` with version v1, and the site's bytes."""
-    publishable_campaign(root / "data")
     site = root / "www" / "site"
-    build_site(root / "data", site, PROJECT, version="v1")
+    _copy_published(published, root / "data", site)
     return root / "data", site, tree_bytes(site.resolve())
 
 
@@ -469,8 +479,10 @@ def _build_v2(data: Path, site: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("read_only", ["the site's folder", "the releases"])
-def test_a_read_only_site_is_one_line_and_leaves_the_site(tmp_path, capsys, monkeypatch, read_only):
-    data, site, before = _published_v1(tmp_path)
+def test_a_read_only_site_is_one_line_and_leaves_the_site(
+    published, tmp_path, capsys, monkeypatch, read_only
+):
+    data, site, before = _published_v1(published, tmp_path)
     release = site.resolve()
     folder = site.parent if read_only == "the site's folder" else site.parent / ".site.releases"
     hits = refuse_writes(
@@ -496,9 +508,9 @@ PUBLISH_STEPS = {
 
 @pytest.mark.parametrize("step", sorted(PUBLISH_STEPS))
 def test_a_full_disk_while_publishing_is_one_line_and_leaves_the_site(
-    tmp_path, capsys, monkeypatch, step
+    published, tmp_path, capsys, monkeypatch, step
 ):
-    data, site, before = _published_v1(tmp_path)
+    data, site, before = _published_v1(published, tmp_path)
     release = site.resolve()
     hits = refuse_writes(monkeypatch, PUBLISH_STEPS[step], errno.ENOSPC)
     code = main(_build_v2(data, site))
