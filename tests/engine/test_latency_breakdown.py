@@ -27,7 +27,7 @@ REQUEST = GenerationRequest(
 
 
 def _end(api: str) -> StreamEnd:
-    condition = ConditionSpec(id="c", context_capacity=CONTEXT, threads=2)
+    condition = ConditionSpec(id="c", context_capacity=CONTEXT, threads=1)
     plan = Plan(
         name="latency",
         title={"ja": "遅延", "en": "latency"},
