@@ -47,9 +47,6 @@ def input_digest(
         digest.update(f"{name}\0{len(data)}\0".encode())
         digest.update(data)
 
-    def add_file(name: str, path: Path) -> None:
-        add(name, path.read_bytes())
-
     add("label", (version or "").encode())
     add("skip", "\0".join(sorted(set(skip))).encode())
     roots = {
@@ -74,7 +71,7 @@ def input_digest(
             stat = path.stat()
             add(f"{root}/{relative.as_posix()}", f"{stat.st_size}:{stat.st_mtime_ns}".encode())
         else:
-            add_file(f"{root}/{relative.as_posix()}", path)
+            add(f"{root}/{relative.as_posix()}", path.read_bytes())
     for package in RENDERING_PACKAGES:
         add(package, metadata.version(package).encode())
     return digest.hexdigest()
