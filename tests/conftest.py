@@ -3,8 +3,8 @@
 and the order of the test files.
 
 ``pytest -m "not slow"`` is the inner loop; ``.ci/run`` runs everything. Both run on
-every CPU (pytest-xdist: ``-n auto --dist loadfile``, see ``pyproject.toml``); ``-n 0``
-runs in one process (``--pdb`` does that by itself).
+every CPU, up to ``MAX_WORKERS`` (pytest-xdist: ``-n auto --dist loadfile``, see
+``pyproject.toml``); ``-n 0`` runs in one process (``--pdb`` does that by itself).
 
 ``--dist loadfile``: a file's tests run on one worker, one after the other, so a
 module-scoped fixture (a built site, a llama.cpp server) is made once, and tests that must
@@ -16,6 +16,7 @@ worker.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -34,6 +35,19 @@ SLOW_MODULES = (
 )
 SLOW_FIXTURES = frozenset({"server_url", "ngram_server_url", "browser"})
 """Fixtures that start a real llama.cpp server or Chromium."""
+
+
+MAX_WORKERS = 8
+"""``-n auto``: the CPUs this process may run on, at most this many (each worker imports
+everything and may start Chromium or a model: memory, not CPUs, limits a large machine)."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist reads it
+    # Not psutil's physical cores (xdist's choice when psutil is installed): they ignore a
+    # container's CPU set, and two vCPUs that are one core's two threads count as one.
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
 
 
 @pytest.hookimpl(tryfirst=True)  # marks before -m deselects
