@@ -74,7 +74,7 @@ class RenderedSite:
 
     @property
     def records(self) -> int:
-        return sum(len(r.campaign.records) for r in self.reports)
+        return sum(len(r.campaign) for r in self.reports)
 
 
 def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -> RenderedSite:
@@ -251,6 +251,10 @@ def publish(
 
 def latest_record_time(reports: list[Report]) -> tuple[int, str]:
     """Start of the latest record as Unix seconds and as its UTC date (the default label)."""
-    starts = [datetime.fromisoformat(r.started_at) for rep in reports for r in rep.campaign.records]
+    starts = [
+        datetime.fromisoformat(started_at)
+        for report in reports
+        for started_at in set(report.campaign.rows["started_at"])
+    ]
     latest = max(starts, default=datetime.fromtimestamp(0, UTC))
     return int(latest.timestamp()), latest.astimezone(UTC).date().isoformat()

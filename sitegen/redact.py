@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import field_validator
@@ -26,7 +25,7 @@ from pydantic import field_validator
 from sitegen.errors import DataError, Issue
 from sitegen.models import StrictModel
 from sitegen.plan.models import Plan
-from sitegen.records.campaign import Campaign
+from sitegen.records.campaign import Campaign, RecordTexts
 from sitegen.records.models import Provenance, TrialRecord
 
 HASH_DIGITS = 6
@@ -249,28 +248,32 @@ class Redactor:
         return plan.model_copy(update={"model": model, "conditions": conditions})
 
 
-def redact_records(records: Iterable[TrialRecord], redactor: Redactor) -> list[TrialRecord]:
-    """The records as published (the transform every page and download sees)."""
-    return [redactor.record(record) for record in records]
-
-
 @dataclass(frozen=True)
 class RedactedCampaign(Campaign):
-    """A campaign as published: its records and plan redacted, and so are the texts read
-    back from ``records.jsonl`` (which stays as measured)."""
+    """A campaign as published: its plan, provenances and failure reasons redacted, and so
+    are the records and texts read back from ``records.jsonl`` (which stays as
+    measured)."""
 
     redactor: Redactor = field(kw_only=True)
 
-    def with_texts(self, lean: TrialRecord, texts: dict[str, str | None]) -> TrialRecord:
-        # The lean record is redacted already: only the texts are left to clean.
-        return super().with_texts(lean, {k: self.redactor.scrub_known(v) for k, v in texts.items()})
+    def published(self, record: TrialRecord) -> TrialRecord:
+        return self.redactor.record(record)
+
+    def published_texts(self, texts: RecordTexts) -> dict[str, str | None]:
+        return {k: self.redactor.scrub_known(v) for k, v in super().published_texts(texts).items()}
 
 
 def redact_campaign(campaign: Campaign, redactor: Redactor) -> RedactedCampaign:
     """``campaign`` as published; the campaign read from ``data/`` is not changed."""
     fields = {name: getattr(campaign, name) for name in campaign.__dataclass_fields__}
+    table = campaign.table.with_provenances(redactor.provenance)
+    rows = table.rows.copy(deep=False)
+    reasons = rows["failure_reason"]
+    # Each distinct reason once: most are repeated, and most records have none.
+    scrubbed = {reason: redactor.scrub(reason) for reason in set(reasons.dropna())}
+    rows["failure_reason"] = reasons.map(scrubbed, na_action="ignore")
     fields |= {
         "plan": redactor.plan(campaign.plan),
-        "records": redact_records(campaign.records, redactor),
+        "table": replace(table, rows=rows),
     }
     return RedactedCampaign(**fields, redactor=redactor)

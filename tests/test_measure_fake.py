@@ -107,9 +107,9 @@ def test_records_validate_but_fake_engine_is_never_publishable(tmp_path, fake_pl
     run_campaign(fake_plan, tmp_path)
     issues = []
     campaign = read_campaign(tmp_path / "campaigns" / campaign_id(fake_plan), issues)
-    assert len(campaign.records) == len(expand_trials(fake_plan)) and not issues
+    assert len(campaign) == len(expand_trials(fake_plan)) and not issues
     issues = validate_campaigns([campaign])
     assert issues and all(i.rule == "C-ENGINE" for i in issues)
     assert all("test engine" in i.message for i in issues[:5])
-    assert issues[5].message == f"and {len(campaign.records) - 5} more like the above"
+    assert issues[5].message == f"and {len(campaign) - 5} more like the above"
     assert "provenance.engine.id" in issues[0].location

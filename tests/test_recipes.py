@@ -71,8 +71,8 @@ def test_add_an_engine(tmp_path, monkeypatch):
     result = run_campaign(plan, tmp_path / "data")
     campaigns, issues = read_campaigns(tmp_path / "data")
     assert not issues and result.failed == 0
-    assert {r.provenance.engine.id for r in campaigns[0].records} == {"toy"}
-    assert render_site(tmp_path / "data", PROJECT).records == len(campaigns[0].records)
+    assert {r.provenance.engine.id for r in campaigns[0].iter_full_records()} == {"toy"}
+    assert render_site(tmp_path / "data", PROJECT).records == len(campaigns[0])
     bad = make_plan(engine="toy")
     bad = bad.model_copy(
         update={
@@ -141,7 +141,7 @@ def test_add_a_caveat_rule(project, data, tmp_path, monkeypatch):
 
     @rules.check("C-TOY", "campaign")
     def _at_most_three_trials(campaign):
-        if len(campaign.records) <= 3:
+        if len(campaign) <= 3:
             return []
         return [rules.violation("C-TOY", str(campaign.records_path), "more than three")]
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.records.table import RecordTable
 from sitegen.statistics.speed import compare_conditions, speed_summary
 from sitegen.statistics.trials import trials_frame, usable
 from tests.conftest import make_plan
@@ -52,7 +53,7 @@ def test_reference_medians_and_ratios():
             ("on", "padded"): [55.77, 53.99, 57.01],
         }
     )
-    frame = trials_frame(records)
+    frame = trials_frame(RecordTable.of(records))
     summary = speed_summary(frame).set_index(["condition_id", "input_id"])
     assert summary.loc[("off", "short"), "gen_tps_median"] == 51.15
     assert summary.loc[("on", "short"), "gen_tps_median"] == 62.27
@@ -88,7 +89,7 @@ def test_configuration_comparison_has_no_ratio():
         ]
     )
     records = records_for({("off", "short"): [50.0, 51.0], ("on", "short"): [60.0, 61.0]})
-    frame = trials_frame(records)
+    frame = trials_frame(RecordTable.of(records))
     (comparison,) = [
         c
         for c in compare_conditions(plan, speed_summary(frame), records, usable(frame))
@@ -114,7 +115,7 @@ def test_memory_summary_per_condition_and_device(tmp_path):
 
     result = run_campaign(make_plan(), tmp_path)
     campaign = read_campaign(result.directory, [])
-    summary = memory_summary(campaign.records, {"short", "padded"}).set_index("condition_id")
+    summary = memory_summary(campaign.table, {"short", "padded"}).set_index("condition_id")
     assert set(summary.index) == {"off", "on"}
     assert (summary["n"] == 6).all() and (summary["device"] == "cpu").all()
     assert (summary["max_mib"] >= summary["median_mib"]).all() and (summary["median_mib"] > 0).all()
@@ -154,7 +155,7 @@ def test_location_options_never_make_a_configuration_comparison():
                         provenance=provenance,
                     )
                 )
-    frame = trials_frame(records)
+    frame = trials_frame(RecordTable.of(records))
     comparisons = compare_conditions(plan, speed_summary(frame), records, usable(frame))
     assert len(comparisons) == len(plan.inputs) == 6
     for comparison in comparisons:

@@ -582,7 +582,7 @@ class Directives:
 
     def provenance(self) -> Markup:
         report = self._require_report()
-        first = report.campaign.records[0].provenance if report.campaign.records else None
+        first = report.campaign.table.provenance(0) if len(report.campaign) else None
         return self._render("provenance.html", report=report, provenance=first)
 
     def downloads(self) -> Markup:
@@ -595,7 +595,7 @@ class Directives:
         pager of fixed size (first, previous, a page number, next, last), with a button per
         page only up to ``ANSWER_PAGES_LISTED`` pages (400,000 answers are 8,000 pages)."""
         report = self._require_report()
-        count = len(report.campaign.records)
+        count = len(report.campaign)
         pages = [
             {"first": start + 1, "last": min(start + ANSWERS_PAGE_SIZE, count)}
             for start in range(0, count, ANSWERS_PAGE_SIZE)

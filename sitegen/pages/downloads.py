@@ -258,24 +258,33 @@ def write_answer_shards(report: Report, scratch: Path) -> list[Path]:
     per JSON file, written into ``scratch`` one page at a time (codes, not words: the page
     translates them, so both languages share the files)."""
     campaign = report.campaign
-    order = sorted(range(len(campaign.records)), key=lambda i: campaign.records[i].order_index)
+    columns = (
+        "order_index",
+        "trial_id",
+        "attempt",
+        "role",
+        "status",
+        "finish",
+        "generated_tokens",
+        "failure_reason",
+    )
+    rows = campaign.rows.sort_values("order_index", kind="stable")[list(columns)]
+    rows = rows.astype(object).where(rows.notna(), None)
     scratch.mkdir(parents=True, exist_ok=True)
     shards = []
-    for start in range(0, len(order), ANSWERS_PAGE_SIZE):
+    for start in range(0, len(rows), ANSWERS_PAGE_SIZE):
+        block = rows.iloc[start : start + ANSWERS_PAGE_SIZE]
         page = [
             {
-                "order_index": r.order_index,
-                "trial_id": r.trial_id,
-                "attempt": r.attempt,
-                "role": r.role,
-                "status": r.status,
-                "finish": r.metrics.finish if r.metrics else None,
-                "generated_tokens": r.metrics.generated_tokens if r.metrics else None,
-                "failure_reason": r.failure_reason,
-                "text": r.text,
-                "reasoning_text": r.reasoning_text,
+                **dict(zip(columns, values, strict=True)),
+                "text": texts["text"],
+                "reasoning_text": texts["reasoning_text"],
             }
-            for r in campaign.iter_full_records(order[start : start + ANSWERS_PAGE_SIZE])
+            for values, texts in zip(
+                block.itertuples(index=False, name=None),
+                campaign.iter_texts(block.index),
+                strict=True,
+            )
         ]
         path = scratch / f"{len(shards)}.json"
         path.write_bytes(script_json(page).encode("utf-8"))

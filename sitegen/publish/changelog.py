@@ -13,7 +13,7 @@ from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
-from sitegen.records.layout import RECORDS_FILE, sha256_file
+from sitegen.records.layout import sha256_file
 from sitegen.site_layout import CHANGELOG_PAGE
 from sitegen.statistics.report import Report
 
@@ -32,13 +32,15 @@ def headline_figures(reports: list[Report]) -> dict[str, Any]:
             for row in report.summary.itertuples()
             if row.input_id in speed_inputs and pd.notna(row.gen_tps_median)
         }
-        records = report.campaign.directory / RECORDS_FILE
+        read = report.campaign.records_file
+        records = read.sha256 if read else sha256_file(report.campaign.records_path)
         annotations = report.campaign.annotations_path
         figures[report.campaign.campaign_id] = {
             "title": report.plan.title.model_dump(),
             "address": report.slug,
-            "records": len(report.campaign.records),
-            "records_sha256": sha256_file(records),
+            "records": len(report.campaign),
+            # As the build read it: the file is not read again.
+            "records_sha256": records,
             # Declared after measuring, so not in the campaign's manifest: recorded here.
             "annotations_sha256": sha256_bytes(annotations.read_bytes())
             if annotations.is_file()

@@ -7,19 +7,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
+import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sitegen.errors import Issue, one_line, pydantic_issues
-from sitegen.models import StrictModel
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.layout import (
@@ -35,6 +34,7 @@ from sitegen.records.models import (
     Manifest,
     TrialRecord,
 )
+from sitegen.records.table import RecordTable, TableBuilder
 from sitegen.records.verify import campaign_files, killed_tail
 from sitegen.yaml_text import load_yaml
 
@@ -47,30 +47,32 @@ be read as a whole."""
 class Campaign:
     """A campaign read back from disk: its plan and its records in file order.
 
-    ``records`` are lean: the prompt, answer and thinking texts are left out so a build
-    holds 40,000 records in bounded memory. ``full_record`` and ``iter_full_records`` read
-    them back from ``records.jsonl`` when a page or a download needs the texts.
+    ``table`` holds the records as columns, without their prompt, answer and thinking
+    texts, so a build holds 400,000 records in bounded memory; ``record`` and
+    ``iter_full_records`` read records back whole from ``records.jsonl`` when a page or a
+    download needs one.
     """
 
     directory: Path
     plan: Plan
     plan_sha256: str
-    records: list[TrialRecord]
+    table: RecordTable
     annotations: Annotations
     """Caveat metadata (defaults when the campaign has no annotations file)."""
-    record_lines: tuple[int, ...] = ()
-    """Line number in ``records.jsonl`` of each record (parallel to ``records``)."""
-    record_offsets: tuple[int, ...] = ()
-    """Byte offset in ``records.jsonl`` of each record (parallel to ``records``)."""
     manifest_registered_at: datetime | None = None
     """The registration the manifest records (``None``: a campaign written before it was
     recorded, or no readable manifest, which C-SIGNED reports)."""
-    prompt_sha256: Mapping[tuple[str, str, int], str] = field(default_factory=dict)
-    """SHA-256 of each record's prompt text by (campaign id, trial id, attempt): the lean
-    records leave the text out, and comparisons match inputs by it."""
     records_file: FileDigest | None = None
     """``records.jsonl`` as this read saw it, hashed while it was parsed: checking it
     against the manifest needs no second read (``None``: the file could not be read)."""
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """One row per record (``RecordTable.rows``)."""
+        return self.table.rows
+
+    def __len__(self) -> int:
+        return len(self.table)
 
     @property
     def registered_at(self) -> datetime | None:
@@ -80,9 +82,9 @@ class Campaign:
         if self.manifest_registered_at is not None:
             return self.manifest_registered_at
         starts = []
-        for record in self.records:
+        for started_at in set(self.rows["started_at"]):
             with suppress(ValueError):  # C-PLANNED names a start that is not a timestamp
-                starts.append(utc_time(record.started_at))
+                starts.append(utc_time(started_at))
         return min(starts) if starts else None
 
     @property
@@ -105,34 +107,49 @@ class Campaign:
 
     def record_location(self, index: int) -> str:
         """``<records.jsonl>:<line> (trial <id>)`` of the record at ``index``."""
-        line = self.record_lines[index] if index < len(self.record_lines) else "?"
-        return f"{self.records_path}:{line} (trial {self.records[index].trial_id})"
+        rows = self.rows
+        return (
+            f"{self.records_path}:{rows['line'].iat[index]} (trial {rows['trial_id'].iat[index]})"
+        )
 
-    def full_record(self, index: int) -> TrialRecord:
-        """The record at ``index`` with its texts, read back from ``records.jsonl``."""
+    def record(self, index: int) -> TrialRecord:
+        """The record at ``index``, whole, read back from ``records.jsonl``."""
         return next(self.iter_full_records([index]))
 
     def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
-        """The records (all, or those at ``indices`` in that order) with their texts, one at a
-        time: the lean record with the texts of its line (the line was validated when the
-        campaign was read, so only its texts are taken from it)."""
-        order = range(len(self.records)) if indices is None else indices
+        """The records (all, or those at ``indices`` in that order), whole, one at a time,
+        read back from ``records.jsonl`` (validated when the campaign was read)."""
+        offsets = self.rows["offset"].to_numpy()
+        order = range(len(offsets)) if indices is None else list(indices)
+        if not order:
+            return
         with self.records_path.open("rb") as handle:
             for index in order:
-                handle.seek(self.record_offsets[index])
-                yield self.with_texts(self.records[index], record_texts(handle.readline()))
+                handle.seek(int(offsets[index]))
+                yield self.published(TrialRecord.model_validate_json(handle.readline()))
 
-    def with_texts(self, lean: TrialRecord, texts: dict[str, str | None]) -> TrialRecord:
-        """``lean`` with the texts of its line (``record_texts``)."""
-        return lean.model_copy(update=texts)
+    def iter_texts(self, indices: Iterable[int]) -> Iterator[dict[str, str | None]]:
+        """The prompt, answer and thinking texts (``TEXTS``) of the records at ``indices``,
+        in that order, read back from ``records.jsonl`` (only the texts are parsed)."""
+        offsets = self.rows["offset"].to_numpy()
+        order = list(indices)
+        if not order:
+            return
+        with self.records_path.open("rb") as handle:
+            for index in order:
+                handle.seek(int(offsets[index]))
+                yield self.published_texts(RecordTexts.model_validate_json(handle.readline()))
+
+    def published(self, record: TrialRecord) -> TrialRecord:
+        """``record`` as pages show it (redacted in a ``RedactedCampaign``)."""
+        return record
+
+    def published_texts(self, texts: RecordTexts) -> dict[str, str | None]:
+        """A record's texts as pages show them (redacted in a ``RedactedCampaign``)."""
+        return texts.model_dump()
 
 
-def record_texts(line: bytes) -> dict[str, str | None]:
-    """The texts a lean record leaves out, from its ``records.jsonl`` line."""
-    return _LineTexts.model_validate_json(line).model_dump()
-
-
-class _LineTexts(BaseModel):
+class RecordTexts(BaseModel):
     """Reads only the texts of a record line (the other fields are skipped, not built)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -141,11 +158,8 @@ class _LineTexts(BaseModel):
     reasoning_text: str | None = None
 
 
-"""Reads only the texts of a record line (the other fields are skipped, not built)."""
-
-
-LEAN_TEXTS = ("prompt", "text", "reasoning_text")
-"""The fields a lean record holds empty (``Campaign``)."""
+TEXTS = tuple(RecordTexts.model_fields)
+"""The texts a ``RecordTable`` leaves out: read back with ``Campaign.iter_texts``."""
 
 
 def campaign_directories(data_dir: Path) -> list[Path]:
@@ -248,11 +262,8 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
             Issue(tail.location(directory), f"{tail.cure(directory)} ({leave_out})", "data")
         )
         return None
-    lean = _LeanRecords()
     record_issues: list[Issue] = []
-    records, lines, offsets, records_file = _read_records(
-        directory / RECORDS_FILE, record_issues, lean
-    )
+    table, records_file = _read_records(directory / RECORDS_FILE, record_issues)
     unreadable = [issue for issue in record_issues if issue.rule == UNREADABLE]
     if unreadable:
         first = unreadable[0]
@@ -272,12 +283,9 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
         directory,
         plan,
         expected_hash,
-        records,
+        table,
         annotations,
-        tuple(lines),
-        tuple(offsets),
         _manifest_registration(manifest, directory / MANIFEST_FILE, issues),
-        lean.prompt_sha256,
         records_file,
     )
 
@@ -329,26 +337,25 @@ def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
     return Annotations()
 
 
-def _read_records(
-    path: Path, issues: list[Issue], lean: _LeanRecords
-) -> tuple[list[TrialRecord], list[int], list[int], FileDigest | None]:
-    """Every valid record of ``records.jsonl``, lean (see ``Campaign``), with its line number
-    and byte offset, and the file's digest; every problem becomes an issue. The file is read
-    once, line by line, hashed as it is parsed."""
+def _read_records(path: Path, issues: list[Issue]) -> tuple[RecordTable, FileDigest | None]:
+    """Every valid record of ``records.jsonl`` as a table, and the file's digest; every
+    problem becomes an issue. The file is read once, line by line, hashed as it is
+    parsed."""
+    table = TableBuilder()
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         issues.append(Issue(str(path), "missing records file", "data"))
-        return [], [], [], None
+        return table.finish(), None
     except OSError as exc:
         issues.append(Issue(str(path), f"cannot read: {exc.strerror or exc}", "data"))
-        return [], [], [], None
+        return table.finish(), None
     reading = _HashedLines()
     with handle:
         # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
-        records, numbers, problems = parse_records(reading.lines(handle), path, lean.keep)
-    issues.extend(problems)
-    return records, numbers, [reading.offsets[n - 1] for n in numbers], reading.digest()
+        for number, record in iter_records(reading.lines(handle), path, issues):
+            table.add(record, number, reading.offsets[number - 1])
+    return table.finish(), reading.digest()
 
 
 class _HashedLines:
@@ -373,67 +380,18 @@ class _HashedLines:
         return FileDigest(self._hash.hexdigest(), self._size, self._lines)
 
 
-class _LeanRecords:
-    """Turns valid records into records kept without their texts, sharing one object for
-    equal provenance and speculative values (most records of a campaign have the same):
-    a few KB per record instead of every text."""
-
-    _SHARED = ("provenance", "speculative")
-    _REPEATED = ("campaign_id", "plan_sha256", "condition_id", "input_id")
-    """Strings most records share: one interned copy instead of one per record."""
-
-    def __init__(self) -> None:
-        self._shared: dict[tuple[str, str], StrictModel] = {}
-        self._fields_sets: dict[frozenset[str], set[str]] = {}
-        self.prompt_sha256: dict[tuple[str, str, int], str] = {}
-        """What is kept of the prompts (``Campaign.prompt_sha256``)."""
-
-    def keep(self, record: TrialRecord) -> TrialRecord:
-        """``record`` made lean, in place: it was just parsed and nothing else holds it."""
-        key = (record.campaign_id, record.trial_id, record.attempt)
-        self.prompt_sha256[key] = hashlib.sha256(record.prompt.encode("utf-8")).hexdigest()
-        values = record.__dict__  # frozen models: the parser's own fresh instance
-        for name in LEAN_TEXTS:
-            if values[name] is not None:
-                values[name] = ""
-        for name in self._REPEATED:
-            values[name] = sys.intern(values[name])
-        for name in self._SHARED:
-            if (value := values[name]) is not None:
-                values[name] = self._shared.setdefault((name, value.model_dump_json()), value)
-        # Pydantic keeps one set of set fields per model instance (2 KB for a record), and
-        # these never change: one shared set for equal ones (a set, as pydantic expects;
-        # model_copy copies it before changing it).
-        for model in (
-            record,
-            record.metrics,
-            record.sampling,
-            record.round,
-            *record.peak_memory,
-            *record.telemetry,
-        ):
-            if model is not None:
-                fields = frozenset(model.__pydantic_fields_set__)
-                shared = self._fields_sets.setdefault(fields, set(fields))
-                object.__setattr__(model, "__pydantic_fields_set__", shared)
-        return record
-
-
 def parse_records(
-    lines: Iterable[bytes],
-    path: Path,
-    keep: Callable[[TrialRecord], TrialRecord] = lambda record: record,
+    lines: Iterable[bytes], path: Path
 ) -> tuple[list[TrialRecord], list[int], list[Issue]]:
     """The valid records of the lines of ``records.jsonl`` (split on newline bytes only:
     answer texts may hold U+2028 or U+0085, which JSON writes raw) with their line numbers,
     and an issue for each invalid line, each repeated attempt of a trial and each attempt
-    after an ok one (a trial with an ok attempt is never run again); ``keep`` turns each
-    valid record into what is kept (e.g. a lean record)."""
+    after an ok one (a trial with an ok attempt is never run again)."""
     records: list[TrialRecord] = []
     numbers: list[int] = []
     issues: list[Issue] = []
     for number, record in iter_records(lines, path, issues):
-        records.append(keep(record))
+        records.append(record)
         numbers.append(number)
     return records, numbers, issues
 

@@ -26,7 +26,7 @@ from sitegen.statistics.setups import (
     SetupField,
     compare_records,
     describe_setup,
-    prompt_sha256,
+    setup_records,
 )
 from sitegen.statistics.speed import present
 from sitegen.statistics.trials import enters_statistics, generation_rates
@@ -99,12 +99,10 @@ class CrossRow:
 def _input_keys(report: Report) -> dict[tuple[str, str], str]:
     """(condition, input id) → the SHA-256 of the prompt texts its usable records sent
     (several joined when they differ): what matches an input across campaigns."""
-    texts: dict[tuple[str, str], set[str]] = {}
-    prompts = report.campaign.prompt_sha256
-    for record in report.campaign.records:
-        if enters_statistics(record) and (digest := prompt_sha256(record, prompts)):
-            texts.setdefault((record.condition_id, record.input_id), set()).add(digest)
-    return {key: " ".join(sorted(hashes)) for key, hashes in texts.items()}
+    rows = report.campaign.rows
+    rows = rows[enters_statistics(rows)].dropna(subset=["prompt_sha256"])
+    groups = rows.groupby(["condition_id", "input_id"], sort=False)["prompt_sha256"]
+    return {key: " ".join(sorted(set(hashes))) for key, hashes in groups}
 
 
 def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[CrossRow]:
@@ -121,18 +119,15 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
             # One cell a campaign: two inputs of one plan with the same text are not two sides.
             if text is not None and all(seen is not report for seen, _ in found):
                 found.append((report, row))
-    records = {
-        report.slug: [r for r in report.campaign.records if enters_statistics(r)]
-        for report in reports
-    }
-    prompts = {key: digest for r in reports for key, digest in r.campaign.prompt_sha256.items()}
 
     def measured(report: Report, condition_id: str, input_id: str) -> list[TrialRecord]:
-        return [
-            r
-            for r in records[report.slug]
-            if r.condition_id == condition_id and r.input_id == input_id
-        ]
+        rows = report.campaign.rows
+        selected = (
+            enters_statistics(rows)
+            & (rows["condition_id"] == condition_id)
+            & (rows["input_id"] == input_id)
+        )
+        return setup_records(report.campaign, rows[selected])
 
     rows: list[CrossRow] = []
     for (condition_id, _), found in cells.items():
@@ -146,11 +141,11 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
                 present(row["gen_tps_median"]),
                 int(row["n"]),
                 int(row["prompt_tokens"]),
-                describe_setup(side, spec.factor, prompts),
+                describe_setup(side, spec.factor),
             )
             for (report, row), side in zip(found, sides, strict=True)
         ]
-        pairs = [compare_records(sides[0], side, spec.factor, prompts) for side in sides[1:]]
+        pairs = [compare_records(sides[0], side, spec.factor) for side in sides[1:]]
         differing = tuple(
             name
             for name in SETUP_FIELDS

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import pandas as pd
+
 from sitegen.plan.items import PlanItem
 from sitegen.plan.models import Plan
 from sitegen.quality.scoring import score_answer, score_document
@@ -77,23 +79,23 @@ def _side(
 def example_views(
     plan: Plan,
     items: dict[str, PlanItem],
-    records: Sequence[TrialRecord],
+    rows: pd.DataFrame,
     selected: Sequence[int],
     with_texts: Callable[[list[int]], Iterable[TrialRecord]],
 ) -> list[ExampleView]:
-    """A view of each record at ``selected`` (indices into the lean ``records``), in that
-    order. ``with_texts(indices)`` yields the records at ``indices`` with their texts, in
-    that order (``Campaign.iter_full_records``); each needed record is read once."""
-    usable_at = {
-        (r.condition_id, r.input_id, r.repetition): i
-        for i, r in enumerate(records)
-        if enters_statistics(r)
-    }
+    """A view of each record at ``selected`` (row indices of ``rows``, the records as
+    columns), in that order. ``with_texts(indices)`` yields the records at ``indices``
+    whole, in that order (``Campaign.iter_full_records``); each needed record is read
+    once."""
+    chosen = rows.loc[list(selected)]
+    # Only the rows that can be a selected answer's side: those of the same inputs.
+    sides_of = rows[enters_statistics(rows) & rows["input_id"].isin(set(chosen["input_id"]))]
+    keys = zip(sides_of["condition_id"], sides_of["input_id"], sides_of["repetition"], strict=True)
+    usable_at = dict(zip(keys, sides_of.index, strict=True))
     quality = plan.quality
     layouts: list[tuple[int, list[tuple[str, Literal["off", "on"] | None, int | None]]]] = []
     needed: dict[int, None] = {}
-    for index in selected:
-        record = records[index]
+    for index, record in zip(selected, chosen.itertuples(index=False), strict=True):
         needed[index] = None
         item = items.get(record.input_id)
         if item is not None and item.kind != "speed" and quality is not None:

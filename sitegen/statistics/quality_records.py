@@ -7,7 +7,7 @@ the scorer are both published, so every score can be recomputed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -15,7 +15,6 @@ import pandas as pd
 from sitegen.plan.items import PlanItem
 from sitegen.plan.models import Plan
 from sitegen.quality.scoring import score_answer, score_document
-from sitegen.records.models import TrialRecord
 from sitegen.statistics.quality import (
     IdenticalShareResult,
     NonInferiorityResult,
@@ -51,45 +50,51 @@ class QualityTables:
 def score_quality(
     plan: Plan,
     items: dict[str, PlanItem],
-    records: Sequence[TrialRecord],
-    with_texts: Callable[[list[int]], Iterable[TrialRecord]],
+    rows: pd.DataFrame,
+    texts: Callable[[list[int]], Iterable[dict[str, str | None]]],
 ) -> QualityTables:
-    """Score every complete pair's answers. ``records`` are lean (a campaign keeps no
-    texts in memory): ``with_texts(indices)`` yields the records at ``indices`` with their
-    texts, in that order (``Campaign.iter_full_records``)."""
+    """Score every complete pair's answers. ``rows`` are the records as columns (a
+    campaign keeps no texts in memory: ``Campaign.rows``); ``texts(indices)`` yields the
+    texts of the records at ``indices``, in that order (``Campaign.iter_texts``)."""
     quality = plan.quality
     assert quality is not None
     factor_of = {quality.off_condition: "off", quality.on_condition: "on"}
-    usable = [
-        i
-        for i, r in enumerate(records)
-        if r.role == "measured" and r.input_id in items and items[r.input_id].kind != "speed"
-    ]
-    sides: dict[tuple[str, int], set[str]] = {}
-    for r in (records[i] for i in usable):
-        if r.status == "ok":
-            sides.setdefault((r.input_id, r.repetition), set()).add(factor_of[r.condition_id])
+    quality_inputs = [i for i, item in items.items() if item.kind != "speed"]
+    measured = rows[(rows["role"] == "measured") & rows["input_id"].isin(quality_inputs)]
+    ok = measured[measured["status"] == "ok"]
+    sides = ok.groupby(["input_id", "repetition"], sort=False)["condition_id"].agg(
+        lambda conditions: {factor_of[c] for c in conditions}
+    )
     complete = {key for key, found in sides.items() if found == {"off", "on"}}
-    all_pairs = {(records[i].input_id, records[i].repetition) for i in usable}
-    scored = [
-        i
-        for i in usable
-        if (records[i].input_id, records[i].repetition) in complete and records[i].status == "ok"
-    ]
-
+    all_pairs = set(zip(measured["input_id"], measured["repetition"], strict=True))
+    scored = ok[[key in complete for key in zip(ok["input_id"], ok["repetition"], strict=True)]]
+    fields = (
+        "input_id",
+        "repetition",
+        "condition_id",
+        "finish",
+        "answer_reached",
+        "generated_tokens",
+        "trial_id",
+        "order_index",
+    )
+    # Python values with None for missing, as the answer tables have always held.
+    scored_rows = scored[list(fields)].astype(object).where(scored[list(fields)].notna(), None)
     answers, doc_items, documents = [], [], []
     problems: dict[str, dict[str, object]] = {}
-    for r in with_texts(scored):
-        m = r.metrics
+    for r, record_texts in zip(
+        scored_rows.itertuples(index=False), texts(list(scored.index)), strict=True
+    ):
+        text = record_texts["text"] or ""
         item = items[r.input_id]
         base = {
             "problem_id": r.input_id,
             "seed": r.repetition,
             "factor": factor_of[r.condition_id],
             "condition_id": r.condition_id,
-            "finish": m.finish,
-            "answer_reached": m.answer_reached,
-            "generated_tokens": m.generated_tokens,
+            "finish": r.finish,
+            "answer_reached": r.answer_reached,
+            "generated_tokens": r.generated_tokens,
             "trial_id": r.trial_id,
             "order_index": r.order_index,
         }
@@ -103,7 +108,7 @@ def score_quality(
                     "expected": item.expected_json,
                 },
             )
-            score = score_answer(r.text, m.finish, m.answer_reached, item.problem.answer)
+            score = score_answer(text, r.finish, r.answer_reached, item.problem.answer)
             answers.append(
                 {
                     **base,
@@ -114,11 +119,11 @@ def score_quality(
                     "answered": score.answered,
                     "correct": score.outcome == "correct",
                     # Only compared for identical outputs: the digest, not 2 KB per answer.
-                    "text_sha256": hashlib.sha256(r.text.encode("utf-8")).hexdigest(),
+                    "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
                 }
             )
         else:
-            scored = score_document(r.text, m.finish, m.answer_reached, item.document)
+            scored = score_document(text, r.finish, r.answer_reached, item.document)
             documents.append(
                 {
                     **base,

@@ -26,6 +26,7 @@ from sitegen.statistics.examples import ExampleView, example_views
 from sitegen.statistics.health import HealthFinding, speculation_health
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
+from sitegen.statistics.setups import setup_records
 from sitegen.statistics.speed import (
     Comparison,
     compare_conditions,
@@ -208,12 +209,12 @@ class Report:
     @cached_property
     def memory_trials(self) -> pd.DataFrame:
         """Peak memory per record and device (every record, like ``trials``)."""
-        return memory_frame(self.campaign.records)
+        return memory_frame(self.campaign.table)
 
     @cached_property
     def telemetry_trials(self) -> pd.DataFrame:
         """Device telemetry per record and device (every record, like ``trials``)."""
-        return telemetry_frame(self.campaign.records)
+        return telemetry_frame(self.campaign.table)
 
     @cached_property
     def telemetry(self) -> pd.DataFrame:
@@ -245,7 +246,7 @@ class Report:
     @cached_property
     def system(self) -> list[SystemCondition]:
         """Per condition: the system its usable records ran on, each distinct value listed."""
-        return system_table(self.campaign.records, self.plan)
+        return system_table(self.campaign.table, self.plan)
 
     @cached_property
     def system_table(self) -> pd.DataFrame:
@@ -271,20 +272,18 @@ class Report:
         drawn with ``random.Random(examples.seed).sample`` from the usable trials in run
         order."""
         annotations = self.campaign.annotations
-        records = self.campaign.records
-        by_id = {r.trial_id: i for i, r in enumerate(records) if enters_statistics(r)}
+        rows = self.campaign.rows
+        usable_rows = rows[enters_statistics(rows)]
+        by_id = dict(zip(usable_rows["trial_id"], usable_rows.index, strict=True))
         chosen = [e for e in annotations.curated_examples if e.trial_id in by_id]
-        pool = sorted(
-            (i for i, r in enumerate(records) if enters_statistics(r)),
-            key=lambda i: records[i].order_index,
-        )
+        pool = [int(i) for i in usable_rows.sort_values("order_index", kind="stable").index]
         draw = self.plan.examples
         drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
         views = example_views(
             self.plan,
             plan_items(self.plan),
-            records,
-            [by_id[e.trial_id] for e in chosen] + drawn,
+            rows,
+            [int(by_id[e.trial_id]) for e in chosen] + drawn,
             self.campaign.iter_full_records,
         )
         curated = list(zip(views[: len(chosen)], chosen, strict=True))
@@ -340,9 +339,10 @@ class Report:
         """Every device set the usable records ran on, e.g. ``1× AMD EPYC``; sets that
         differ between records are all listed (``; ``), never the first alone."""
         seen: list[str] = []
-        for record in self.campaign.records:
-            devices = record.provenance.host.devices
-            if devices and enters_statistics(record):
+        rows = self.campaign.rows
+        for index in rows.loc[enters_statistics(rows), "provenance"].unique():
+            devices = self.campaign.table.provenances[index].host.devices
+            if devices:
                 names = sorted({d.name for d in devices})
                 shown = f"{len(devices)}× " + " / ".join(names)
                 if shown not in seen:
@@ -385,11 +385,11 @@ class Report:
     def capacity_as_declared(self) -> list[str]:
         """Conditions whose usable trials' engine did not report the context it allocated
         (``engine_context_per_slot``): their capacity is shown as the plan declares it."""
-        reported = {
-            r.condition_id: r.engine_context_per_slot is not None
-            for r in self.campaign.records
-            if enters_statistics(r)
-        }
+        rows = self.campaign.rows
+        last = rows[enters_statistics(rows)].groupby("condition_id").tail(1)
+        reported = dict(
+            zip(last["condition_id"], last["engine_context_per_slot"].notna(), strict=True)
+        )
         return [c.id for c in self.plan.conditions if not reported.get(c.id, False)]
 
     @cached_property
@@ -515,14 +515,16 @@ class Report:
     @cached_property
     def run_order(self) -> RunOrder:
         """The run order the records show."""
-        return observed_run_order(self.campaign.records)
+        return observed_run_order(self.campaign.rows)
 
     @cached_property
     def unhashed_model(self) -> bool:
         """Whether a usable record's model could not be hashed (a remote server's file)."""
+        rows = self.campaign.rows
+        provenances = self.campaign.table.provenances
         return any(
-            enters_statistics(r) and r.provenance.model.sha256 == UNKNOWN_REMOTE_SHA256
-            for r in self.campaign.records
+            provenances[index].model.sha256 == UNKNOWN_REMOTE_SHA256
+            for index in rows.loc[enters_statistics(rows), "provenance"].unique()
         )
 
     @property
@@ -556,7 +558,7 @@ def make_report(campaign: Campaign) -> Report:
     plan = campaign.plan
     items = plan_items(plan)
     speed_ids = {i for i, item in items.items() if item.kind == "speed"}
-    frame = trials_frame(campaign.records)
+    frame = trials_frame(campaign.table)
     speed = frame["input_id"].isin(speed_ids)
     usable_speed = usable(frame[speed])
     frame["outlier"] = False
@@ -564,7 +566,7 @@ def make_report(campaign: Campaign) -> Report:
         usable_speed, plan.dispersion.outliers
     )
     summary = speed_summary(frame[speed])
-    memory = memory_summary(campaign.records, speed_ids)
+    memory = memory_summary(campaign.table, speed_ids)
     health = speculation_health(plan, summary, memory)
     return Report(
         campaign=campaign,
@@ -573,16 +575,17 @@ def make_report(campaign: Campaign) -> Report:
         comparisons=compare_conditions(
             plan,
             summary,
-            campaign.records,
+            setup_records(
+                campaign, campaign.rows.loc[usable_speed.index], by=("condition_id", "input_id")
+            ),
             usable_speed,
             health,
-            campaign.prompt_sha256,
         ),
         excluded=excluded_counts(
             frame, [t.trial_id for t in expand_trials(plan) if t.role == "measured"]
         ),
         quality=summarize_quality(
-            plan, score_quality(plan, items, campaign.records, campaign.iter_full_records)
+            plan, score_quality(plan, items, campaign.rows, campaign.iter_texts)
         )
         if plan.quality
         else None,

@@ -10,16 +10,19 @@ decide with ``compare_records``, so they cannot disagree.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+import pandas as pd
+
 from sitegen.engine.options import location_options
 from sitegen.engine.registry import ENGINES
+from sitegen.records.campaign import Campaign
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
+from sitegen.records.table import prompt_sha256
 
 SetupField = Literal[
     "engine",
@@ -86,22 +89,34 @@ def _json(value: dict) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-PromptHashes = Mapping[tuple[str, str, int], str]
-"""SHA-256 of each prompt by (campaign id, trial id, attempt): ``Campaign.prompt_sha256``,
-for records read without their texts."""
+SETUP_COLUMNS = (
+    "provenance",
+    "temperature",
+    "top_p",
+    "top_k",
+    "prompt_sha256",
+    "context_capacity",
+    "max_output_tokens",
+    "round_size",
+    "speculative",
+)
+"""The columns of a records table that hold everything ``record_setup`` reads: records
+equal in them show the same setup."""
 
 
-def prompt_sha256(record: TrialRecord, prompts: PromptHashes) -> str | None:
-    """SHA-256 of the exact prompt text sent (what identifies an input across campaigns),
-    from the record's text or, for a record read without it, from ``prompts``."""
-    if record.prompt:
-        return hashlib.sha256(record.prompt.encode("utf-8")).hexdigest()
-    return prompts.get((record.campaign_id, record.trial_id, record.attempt))
+def setup_records(
+    campaign: Campaign, rows: pd.DataFrame, by: tuple[str, ...] = ()
+) -> list[TrialRecord]:
+    """One record of each distinct setup among ``rows`` (rows of ``campaign.rows``; per
+    value of the ``by`` columns), read back whole: what ``describe_setup`` needs of
+    thousands of records that mostly share one setup."""
+    if rows.empty:
+        return []
+    first = rows.groupby([*by, *SETUP_COLUMNS], sort=False, dropna=False).head(1).index
+    return list(campaign.iter_full_records(first))
 
 
-def record_setup(
-    record: TrialRecord, factor: str | None = None, prompts: PromptHashes | None = None
-) -> dict[str, FieldValue]:
+def record_setup(record: TrialRecord, factor: str | None = None) -> dict[str, FieldValue]:
     """Every ``SETUP_FIELDS`` value of one record. Flags exclude the options that only
     locate a server and, when the factor is ``speculative``, the flags it sets; flags are
     unrecorded when the engine recorded none, or one of them holds ``unknown``."""
@@ -155,7 +170,7 @@ def record_setup(
         "template_kwargs": FieldValue(
             _json(provenance.template_kwargs), _json(provenance.template_kwargs)
         ),
-        "input_text": _prompt_value(prompt_sha256(record, prompts or {})),
+        "input_text": _prompt_value(prompt_sha256(record.prompt)),
         "context_capacity": _value(str(record.context_capacity)),
         "output_cap": _value(str(record.max_output_tokens)),
         "concurrency": _value(str(record.round.size if record.round else 1)),
@@ -182,9 +197,7 @@ class Setup:
     """Fields that some record (or, without records, every record) did not record."""
 
 
-def describe_setup(
-    records: Iterable[TrialRecord], factor: str | None = None, prompts: PromptHashes | None = None
-) -> Setup:
+def describe_setup(records: Iterable[TrialRecord], factor: str | None = None) -> Setup:
     """The setup that ``records`` show together (see ``record_setup``)."""
     keys: dict[str, set[str]] = {name: set() for name in SETUP_FIELDS}
     shown: dict[str, set[str]] = {name: set() for name in SETUP_FIELDS}
@@ -192,7 +205,7 @@ def describe_setup(
     seen = False
     for record in records:
         seen = True
-        for name, value in record_setup(record, factor, prompts).items():
+        for name, value in record_setup(record, factor).items():
             shown[name].add(value.shown)
             if value.key is None:
                 unrecorded.add(name)
@@ -241,11 +254,8 @@ def compare_records(
     left: Iterable[TrialRecord],
     right: Iterable[TrialRecord],
     factor: str | None,
-    prompts: PromptHashes | None = None,
 ) -> SetupComparison:
     """Whether two sets of records differ in ``factor`` alone, on positive evidence: the
     one decision behind every "factor alone" on a page (within a plan and across
     campaigns)."""
-    return compare_setups(
-        describe_setup(left, factor, prompts), describe_setup(right, factor, prompts), factor
-    )
+    return compare_setups(describe_setup(left, factor), describe_setup(right, factor), factor)

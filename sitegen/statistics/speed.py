@@ -10,9 +10,10 @@ import pandas as pd
 from sitegen.engine.options import location_options
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.models import TrialRecord
+from sitegen.records.table import RecordTable
 from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval
 from sitegen.statistics.health import HealthFinding
-from sitegen.statistics.setups import PromptHashes, compare_records
+from sitegen.statistics.setups import compare_records
 from sitegen.statistics.trials import (
     enters_statistics,
     generation_rates,
@@ -213,22 +214,20 @@ def compare_conditions(
     records: Iterable[TrialRecord] = (),
     trials: pd.DataFrame | None = None,
     health: dict[str, tuple[HealthFinding, ...]] | None = None,
-    prompts: PromptHashes | None = None,
 ) -> list[Comparison]:
     """Every comparison of ``comparison_pairs``, per speed input.
 
     A ratio is offered only where the two differ in the declared factor alone (C-CONFDIFF):
     in the plan, and in what both sides' usable ``records`` of the input show
-    (``setups.compare_records``: every field recorded and equal), and where the
-    treatment's speculation ran as declared on that input (``health``, C-SPECHEALTH).
-    ``trials`` (usable speed trials) give each factor-only ratio its bootstrap interval;
-    ``prompts`` the prompt hashes of records read without their texts.
+    (``setups.compare_records``: every field recorded and equal; one record of each
+    distinct setup is enough, ``setups.setup_records``), and where the treatment's
+    speculation ran as declared on that input (``health``, C-SPECHEALTH). ``trials``
+    (usable speed trials) give each factor-only ratio its bootstrap interval.
     """
     health = health or {}
     observed: dict[tuple[str, str], list[TrialRecord]] = {}
     for record in records:
-        if enters_statistics(record):
-            observed.setdefault((record.condition_id, record.input_id), []).append(record)
+        observed.setdefault((record.condition_id, record.input_id), []).append(record)
     medians = {
         (row.condition_id, row.input_id): present(row.gen_tps_median)
         for row in summary.itertuples()
@@ -241,7 +240,6 @@ def compare_conditions(
                 observed.get((baseline.id, spec.id), []),
                 observed.get((other.id, spec.id), []),
                 plan.factor,
-                prompts,
             )
             differing = planned + tuple(f for f in setups.differing if f not in planned)
             interval = None
@@ -269,25 +267,23 @@ def compare_conditions(
     return comparisons
 
 
-def memory_summary(records: Iterable[TrialRecord], input_ids: set[str]) -> pd.DataFrame:
+def memory_summary(table: RecordTable, input_ids: set[str]) -> pd.DataFrame:
     """Per condition and device: n, median and max of the per-request peak memory (MiB)
     over measured, successful trials of the given inputs."""
-    rows = [
-        {
-            "condition_id": r.condition_id,
-            "device": memory.device,
-            "source": memory.source,
-            "peak_mib": memory.peak_mib,
-        }
-        for r in records
-        if enters_statistics(r) and r.input_id in input_ids
-        for memory in r.peak_memory
-    ]
-    if not rows:
+    rows = table.rows
+    selected = rows.index[enters_statistics(rows) & rows["input_id"].isin(input_ids)]
+    readings = table.peak_memory[table.peak_memory["record"].isin(selected)]
+    if readings.empty:
         return pd.DataFrame(
             columns=["condition_id", "device", "source", "n", "median_mib", "max_mib"]
         )
-    grouped = pd.DataFrame(rows).groupby(["condition_id", "device", "source"], sort=False)[
-        "peak_mib"
-    ]
+    frame = pd.DataFrame(
+        {
+            "condition_id": rows["condition_id"].to_numpy()[readings["record"].to_numpy()],
+            "device": readings["device"].to_numpy(),
+            "source": readings["source"].to_numpy(),
+            "peak_mib": readings["peak_mib"].to_numpy(),
+        }
+    )
+    grouped = frame.groupby(["condition_id", "device", "source"], sort=False)["peak_mib"]
     return grouped.agg(n="count", median_mib="median", max_mib="max").reset_index()

@@ -4,7 +4,6 @@ whose value differs between a condition's records lists each distinct value."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -13,7 +12,8 @@ import pandas as pd
 
 from sitegen.engine.options import is_local
 from sitegen.plan.models import Plan
-from sitegen.records.models import Provenance, TrialRecord
+from sitegen.records.models import Provenance
+from sitegen.records.table import RecordTable
 from sitegen.statistics.trials import enters_statistics
 
 Value = str | int | float | None
@@ -136,61 +136,54 @@ _NONE_KEY = (type(None).__name__, None)
 """``None`` keyed with its type, as values are counted below."""
 
 
-def system_table(records: Iterable[TrialRecord], plan: Plan) -> list[SystemCondition]:
+def system_table(table: RecordTable, plan: Plan) -> list[SystemCondition]:
     """Per condition of the plan with usable records (plan order): every system field with
     each distinct value its usable records show and how many records show it. A keyed
     field missing from some records counts as ``None`` there (flag not set)."""
     # Values are keyed with their type: True, 1 and 1.0 are equal dict keys otherwise.
     per_condition: dict[str, dict[str, dict[tuple[str, Value], int]]] = {}
     counts: dict[str, int] = {}
-    # Records of a campaign share provenance objects and mostly the same sampling: count
-    # the records of each (condition, provenance, sampling, capacity) once, then read each
+    # Records of a campaign share provenances and mostly the same sampling: count the
+    # records of each (condition, provenance, sampling, capacity) once, then read each
     # such group's values once (first appearance order, as the table shows them).
-    groups: Counter[tuple] = Counter()
-    provenances: dict[int, Provenance] = {}
-    for r in records:
-        if not enters_statistics(r):
-            continue
-        provenances[id(r.provenance)] = r.provenance
-        settings = (r.sampling.temperature, r.sampling.top_p, r.sampling.top_k)
-        typed = tuple((type(v).__name__, v) for v in (*settings, r.context_capacity))
-        groups[(r.condition_id, id(r.provenance), typed)] += 1
-    shown_by_provenance = {key: _provenance_values(p) for key, p in provenances.items()}
-    for (condition_id, provenance_id, typed), n in groups.items():
+    rows = table.rows[enters_statistics(table.rows)]
+    keys = ["condition_id", "provenance", "temperature", "top_p", "top_k", "context_capacity"]
+    groups = rows.groupby(keys, sort=False).size()
+    shown_by_provenance = {i: _provenance_values(p) for i, p in enumerate(table.provenances)}
+    for (condition_id, provenance, temperature, top_p, top_k, capacity), n in groups.items():
         fields = per_condition.setdefault(condition_id, {})
-        counts[condition_id] = counts.get(condition_id, 0) + n
-        temperature, top_p, top_k, capacity = (value for _, value in typed)
+        counts[condition_id] = counts.get(condition_id, 0) + int(n)
         sampling = {
-            "sampling_temperature": (temperature,),
-            "sampling_top_p": (top_p,),
-            "sampling_top_k": (top_k,),
-            "context_capacity": (capacity,),
+            "sampling_temperature": (float(temperature),),
+            "sampling_top_p": (float(top_p),),
+            "sampling_top_k": (int(top_k),),
+            "context_capacity": (int(capacity),),
         }
-        for name, values in (shown_by_provenance[provenance_id] | sampling).items():
+        for name, values in (shown_by_provenance[provenance] | sampling).items():
             seen = fields.setdefault(name, {})
             for key in dict.fromkeys((type(v).__name__, v) for v in values):
-                seen[key] = seen.get(key, 0) + n
+                seen[key] = seen.get(key, 0) + int(n)
     result = []
     for condition in plan.conditions:
         fields = per_condition.get(condition.id)
         if fields is None:
             continue
         total = counts[condition.id]
-        rows = [
+        rows_shown = [
             SystemRow(name, None, tuple(SystemValue(v, n) for (_, v), n in fields[name].items()))
             for name in SYSTEM_FIELDS
             if name not in FLEET_FIELDS or set(fields[name]) != {_NONE_KEY}
         ]
         for keyed in KEYED_FIELDS:
-            keys = sorted(name for name in fields if name.startswith(f"{keyed}."))
-            for name in keys:
+            names = sorted(name for name in fields if name.startswith(f"{keyed}."))
+            for name in names:
                 seen = dict(fields[name])
                 missing = total - sum(seen.values())
                 if missing:
                     seen[_NONE_KEY] = seen.get(_NONE_KEY, 0) + missing
                 values = tuple(SystemValue(v, n) for (_, v), n in seen.items())
-                rows.append(SystemRow(keyed, name.split(".", 1)[1], values))
-        result.append(SystemCondition(condition.id, total, tuple(rows)))
+                rows_shown.append(SystemRow(keyed, name.split(".", 1)[1], values))
+        result.append(SystemCondition(condition.id, total, tuple(rows_shown)))
     return result
 
 
@@ -215,52 +208,36 @@ def system_frame(conditions: Iterable[SystemCondition]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def memory_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
+def memory_frame(table: RecordTable) -> pd.DataFrame:
     """Peak memory as published (``memory.csv``): one row per record × device (every role
     and status, like the trials table; a record without a memory reading has no row), with
     the device's name and total memory from the record's provenance."""
-    columns: dict[str, list] = {
-        name: []
-        for name in (
-            "campaign_id",
-            "trial_id",
-            "attempt",
-            "order_index",
-            "condition_id",
-            "input_id",
-            "role",
-            "status",
-            "device",
-            "device_name",
-            "device_memory_total_mib",
-            "source",
-            "peak_mib",
-            "sample_interval_s",
-        )
-    }
-    for r in records:
-        devices = {d.id: d for d in r.provenance.host.devices}
-        for memory in r.peak_memory:
-            device = devices.get(memory.device)
-            row = {
-                "campaign_id": r.campaign_id,
-                "trial_id": r.trial_id,
-                "attempt": r.attempt,
-                "order_index": r.order_index,
-                "condition_id": r.condition_id,
-                "input_id": r.input_id,
-                "role": r.role,
-                "status": r.status,
-                "device": memory.device,
-                "device_name": device.name if device else None,
-                "device_memory_total_mib": device.memory_total_mib if device else None,
-                "source": memory.source,
-                "peak_mib": memory.peak_mib,
-                "sample_interval_s": memory.sample_interval_s,
-            }
-            for name, value in row.items():
-                columns[name].append(value)
-    frame = pd.DataFrame(columns)
+    rows = table.rows
+    readings = table.peak_memory
+    at = readings["record"].to_numpy()
+    frame = pd.DataFrame(
+        {
+            name: rows[name].to_numpy()[at]
+            for name in (
+                "campaign_id",
+                "trial_id",
+                "attempt",
+                "order_index",
+                "condition_id",
+                "input_id",
+                "role",
+                "status",
+            )
+        }
+    )
+    frame["device"] = readings["device"].to_numpy()
+    devices = {(i, d.id): d for i, p in enumerate(table.provenances) for d in p.host.devices}
+    provenance = rows["provenance"].to_numpy()[at]
+    found = [devices.get(key) for key in zip(provenance, frame["device"], strict=True)]
+    frame["device_name"] = [d.name if d else None for d in found]
+    frame["device_memory_total_mib"] = [d.memory_total_mib if d else None for d in found]
+    for name in ("source", "peak_mib", "sample_interval_s"):
+        frame[name] = readings[name].to_numpy()
     for name in ("device_memory_total_mib", "peak_mib", "sample_interval_s"):
         frame[name] = frame[name].astype("float64")
     for name in ("attempt", "order_index"):

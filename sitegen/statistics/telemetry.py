@@ -3,11 +3,10 @@ as the speed page shows it beside the generation rate. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import pandas as pd
 
-from sitegen.records.models import DeviceTelemetry, TrialRecord
+from sitegen.records.models import DeviceTelemetry
+from sitegen.records.table import RecordTable
 from sitegen.statistics.trials import enters_statistics, one_row_per_round
 
 TELEMETRY_FIELDS = tuple(
@@ -15,45 +14,31 @@ TELEMETRY_FIELDS = tuple(
 )
 
 
-def telemetry_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
+def telemetry_frame(table: RecordTable) -> pd.DataFrame:
     """One row per record × device (every role and status; published as
     ``telemetry.csv``), with the round id so a round's shared summary is counted once."""
-    columns: dict[str, list] = {
-        name: []
-        for name in (
-            "campaign_id",
-            "trial_id",
-            "attempt",
-            "condition_id",
-            "input_id",
-            "role",
-            "status",
-            "usable",
-            "round_run_id",
-            "device",
-            "source",
-            *TELEMETRY_FIELDS,
-        )
-    }
-    for r in records:
-        for device in r.telemetry:
-            row = {
-                "campaign_id": r.campaign_id,
-                "trial_id": r.trial_id,
-                "attempt": r.attempt,
-                "condition_id": r.condition_id,
-                "input_id": r.input_id,
-                "role": r.role,
-                "status": r.status,
-                "usable": enters_statistics(r),
-                "round_run_id": r.round.run_id if r.round else None,
-                "device": device.device,
-                "source": device.source,
-                **{name: getattr(device, name) for name in TELEMETRY_FIELDS},
-            }
-            for name, value in row.items():
-                columns[name].append(value)
-    return pd.DataFrame(columns)
+    rows = table.rows
+    devices = table.telemetry
+    at = devices["record"].to_numpy()
+    frame = pd.DataFrame(
+        {
+            name: rows[name].to_numpy()[at]
+            for name in (
+                "campaign_id",
+                "trial_id",
+                "attempt",
+                "condition_id",
+                "input_id",
+                "role",
+                "status",
+            )
+        }
+    )
+    frame["usable"] = enters_statistics(frame).to_numpy()
+    frame["round_run_id"] = rows["round_run_id"].to_numpy()[at]
+    for name in ("device", "source", *TELEMETRY_FIELDS):
+        frame[name] = devices[name].to_numpy()
+    return frame
 
 
 def telemetry_summary(frame: pd.DataFrame, input_ids: set[str]) -> pd.DataFrame:

@@ -2,134 +2,106 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from itertools import groupby
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from sitegen.records.models import TrialRecord
+from sitegen.records.table import RecordTable
 
 USABLE_ROLE = "measured"
 USABLE_STATUS = "ok"
 
 
-FRAME_CHUNK = 4096
-"""Records turned into one block of the trials table at a time: boxed Python values of
-every column for all records at once would cost more than the table itself."""
+TRIALS_COLUMNS = (
+    "campaign_id",
+    "trial_id",
+    "order_index",
+    "condition_id",
+    "input_id",
+    "role",
+    "status",
+    "failure_reason",
+    "repetition",
+    "seed",
+    "speculative_mode",
+    "draft_max",
+    "context_capacity",
+    "engine_context_per_slot",
+    "target_prompt_tokens",
+    "prompt_tokens",
+    "max_output_tokens",
+    "generated_tokens",
+    "reasoning_tokens",
+    "answer_tokens",
+    "finish",
+    "answer_reached",
+    "prompt_processing_s",
+    "ttft_s",
+    "t_first_visible_s",
+    "t_first_answer_s",
+    "t_natural_finish_s",
+    "e2e_s",
+    "gen_tps",
+    "native_tps",
+    "draft_proposed",
+    "draft_accepted",
+    "peak_mem_mib",
+    "concurrency",
+    "round_run_id",
+    "aggregate_tps",
+    "energy_j",
+    "energy_per_token_j",
+    "cpu_time_s",
+    "cpu_s_per_token",
+    "engine",
+    "started_at",
+    "acceptance",
+)
+"""The trials table's columns as published (``trials.csv``), in order."""
 
 
-def trials_frame(records: Iterable[TrialRecord]) -> pd.DataFrame:
-    """One row per record (every role and status), the columns published as ``trials.csv``."""
-    records = list(records)
-    blocks = [
-        _trials_block(records[start : start + FRAME_CHUNK])
-        for start in range(0, len(records), FRAME_CHUNK)
-    ]
-    if len(blocks) == 1:
-        return blocks[0]
-    return pd.concat(blocks, ignore_index=True)
-
-
-def _trials_block(records: list[TrialRecord]) -> pd.DataFrame:
-    columns: dict[str, list] = {}
-    for r in records:
-        m = r.metrics
-        row = {
-            "campaign_id": r.campaign_id,
-            "trial_id": r.trial_id,
-            "order_index": r.order_index,
-            "condition_id": r.condition_id,
-            "input_id": r.input_id,
-            "role": r.role,
-            "status": r.status,
-            "failure_reason": r.failure_reason,
-            "repetition": r.repetition,
-            "seed": r.sampling.seed,
-            "speculative_mode": r.speculative.mode,
-            "draft_max": r.speculative.draft_max,
-            "context_capacity": r.context_capacity,
-            "engine_context_per_slot": r.engine_context_per_slot,
-            "target_prompt_tokens": r.target_prompt_tokens,
-            "prompt_tokens": r.prompt_tokens,
-            "max_output_tokens": r.max_output_tokens,
-            "generated_tokens": m.generated_tokens if m else None,
-            "reasoning_tokens": m.reasoning_tokens if m else None,
-            "answer_tokens": m.answer_tokens if m else None,
-            "finish": m.finish if m else "error",
-            "answer_reached": m.answer_reached if m else False,
-            "prompt_processing_s": m.prompt_processing_s if m else None,
-            "ttft_s": m.ttft_s if m else None,
-            "t_first_visible_s": m.t_first_visible_s if m else None,
-            "t_first_answer_s": m.t_first_answer_s if m else None,
-            "t_natural_finish_s": m.t_natural_finish_s if m else None,
-            "e2e_s": m.e2e_s if m else None,
-            "gen_tps": m.gen_tps if m else None,
-            "native_tps": m.native_tps if m else None,
-            "draft_proposed": m.draft_proposed if m else None,
-            "draft_accepted": m.draft_accepted if m else None,
-            "peak_mem_mib": max((d.peak_mib for d in r.peak_memory), default=None),
-            "concurrency": r.round.size if r.round else 1,
-            "round_run_id": r.round.run_id if r.round else None,
-            "aggregate_tps": _aggregate_tps(r),
-            "energy_j": _total(t.energy_j for t in r.telemetry if t.source == "nvml"),
-            "energy_per_token_j": _per_round_token(
-                r, _total(t.energy_j for t in r.telemetry if t.source == "nvml")
-            ),
-            "cpu_time_s": _total(t.cpu_time_s for t in r.telemetry),
-            "cpu_s_per_token": _per_round_token(r, _total(t.cpu_time_s for t in r.telemetry)),
-            "engine": r.provenance.engine.id,
-            "started_at": r.started_at,
-        }
-        # Column lists, not a list of row dicts: a row dict per record would double the
-        # build's memory at 40,000 records.
-        for name, value in row.items():
-            columns.setdefault(name, []).append(value)
-    frame = pd.DataFrame(columns)
-    for column in (
-        "generated_tokens",
-        "reasoning_tokens",
-        "answer_tokens",
-        "prompt_tokens",
-        "draft_proposed",
-        "draft_accepted",
-        "draft_max",
-        "engine_context_per_slot",
-    ):
-        frame[column] = frame[column].astype("Int64")
+def trials_frame(table: RecordTable) -> pd.DataFrame:
+    """One row per record (every role and status), the columns published as
+    ``trials.csv``; the row index is the record's index in ``table``."""
+    rows = table.rows
+    frame = rows[[c for c in TRIALS_COLUMNS if c in rows.columns]].copy()
+    speculative = rows["speculative"]
+    frame["speculative_mode"] = speculative.map(lambda i: table.speculatives[i].mode)
+    frame["draft_max"] = speculative.map(lambda i: table.speculatives[i].draft_max).astype("Int64")
+    frame["finish"] = rows["finish"].where(rows["has_metrics"], "error")
+    frame["answer_reached"] = rows["answer_reached"].fillna(False).astype(bool)
+    memory = table.peak_memory.groupby("record")["peak_mib"].max()
+    frame["peak_mem_mib"] = memory.reindex(rows.index).astype(float)
+    in_round = rows["round_run_id"].notna()
+    frame["concurrency"] = rows["round_size"].fillna(1).astype("int64")
+    alone_tps = rows["generated_tokens"].astype("Float64") / rows["e2e_s"].where(rows["e2e_s"] > 0)
+    frame["aggregate_tps"] = (
+        rows["round_aggregate_tps"].where(in_round, alone_tps.astype(float)).astype(float)
+    )
+    tokens = rows["round_generated_tokens"].where(in_round, rows["generated_tokens"])
+    tokens = tokens.astype("Float64").where(lambda t: t > 0).astype(float)
+    telemetry = table.telemetry
+    energy = _total(telemetry[telemetry["source"] == "nvml"], "energy_j", rows.index)
+    cpu_time = _total(telemetry, "cpu_time_s", rows.index)
+    frame["energy_j"] = energy
+    frame["energy_per_token_j"] = energy / tokens
+    frame["cpu_time_s"] = cpu_time
+    frame["cpu_s_per_token"] = cpu_time / tokens
+    engines = [p.engine.id for p in table.provenances]
+    frame["engine"] = rows["provenance"].map(lambda i: engines[i])
     frame["acceptance"] = trial_acceptance(frame)
-    return frame
+    return frame[list(TRIALS_COLUMNS)]
 
 
-def _total(values: Iterable[float | None]) -> float | None:
-    """Sum over devices; ``None`` when no device has the value."""
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
-
-
-def _aggregate_tps(record: TrialRecord) -> float | None:
-    """Tokens per second of all requests in flight: the round's aggregate, or for a
-    request run alone its own tokens over its whole time (first token included)."""
-    if record.round is not None:
-        return record.round.aggregate_tps
-    m = record.metrics
-    if m is None or m.generated_tokens is None or not m.e2e_s:
-        return None
-    return m.generated_tokens / m.e2e_s
-
-
-def _per_round_token(record: TrialRecord, amount: float | None) -> float | None:
-    """A device quantity spent during the request (energy, CPU time) per generated token.
-    In a concurrent round the quantity covers every request of the round, so it is divided
-    by the round's tokens. Derived: the device's whole use, not the request's alone."""
-    if amount is None:
-        return None
-    if record.round is not None:
-        tokens = record.round.generated_tokens
-    else:
-        tokens = record.metrics.generated_tokens if record.metrics else None
-    return amount / tokens if tokens else None
+def _total(devices: pd.DataFrame, column: str, index: pd.Index) -> pd.Series:
+    """Per record, the sum of ``column`` over its devices; missing where no device has a
+    value. A round's device quantities cover every request of the round, so per-token
+    figures divide by the round's tokens: derived, the device's whole use, not the
+    request's alone."""
+    present = devices.dropna(subset=[column])
+    return present.groupby("record")[column].sum().reindex(index).astype(float)
 
 
 def one_row_per_round(frame: pd.DataFrame, per: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -160,16 +132,16 @@ def trial_acceptance(frame: pd.DataFrame) -> pd.Series:
     return rate.astype(float)
 
 
-def enters_statistics(record: TrialRecord) -> bool:
-    """The one definition of a trial that enters the statistics: a measured trial whose
-    request succeeded. Warm-ups and failed attempts are kept as records and counted on
-    the pages (C-EXCLUDED), never summarized."""
-    return record.role == USABLE_ROLE and record.status == USABLE_STATUS
+def enters_statistics(rows: pd.DataFrame) -> pd.Series:
+    """The one definition of a trial that enters the statistics, per row of a records or
+    trials table: a measured trial whose request succeeded. Warm-ups and failed attempts
+    are kept as records and counted on the pages (C-EXCLUDED), never summarized."""
+    return (rows["role"] == USABLE_ROLE) & (rows["status"] == USABLE_STATUS)
 
 
 def usable(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows of a trials table that enter the statistics (``enters_statistics``)."""
-    return frame[(frame["role"] == USABLE_ROLE) & (frame["status"] == USABLE_STATUS)]
+    return frame[enters_statistics(frame)]
 
 
 def excluded_counts(frame: pd.DataFrame, planned: list[str]) -> dict[str, int]:
@@ -189,14 +161,13 @@ def excluded_counts(frame: pd.DataFrame, planned: list[str]) -> dict[str, int]:
 RunOrder = Literal["sequential", "interleaved", "mixed"]
 
 
-def observed_run_order(records: Iterable[TrialRecord]) -> RunOrder:
+def observed_run_order(rows: pd.DataFrame) -> RunOrder:
     """The run order the records show (C-ORDER states what happened, not only what was
     planned): ``sequential`` when each condition's measured trials ran as one block,
     ``interleaved`` when conditions alternated (no condition ran more than twice in a
     row, as in off/on pairs whose leading condition swaps), ``mixed`` otherwise."""
-    sequence = [
-        r.condition_id for r in sorted(records, key=lambda r: r.order_index) if r.role == "measured"
-    ]
+    measured = rows[rows["role"] == "measured"].sort_values("order_index", kind="stable")
+    sequence = list(measured["condition_id"])
     runs = [len(list(group)) for _, group in groupby(sequence)]
     if len(runs) <= len(set(sequence)):
         return "sequential"

@@ -8,15 +8,18 @@ one language. Adding a rule: one catalog entry, plus a function here if it check
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
+
+import pandas as pd
 
 from sitegen.engine.registry import is_publishable
 from sitegen.errors import ConfigError, DataError, Issue
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign, utc_time
 from sitegen.records.layout import RECORDS_FILE
-from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
+from sitegen.records.models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import enters_statistics
 from sitegen.validation.page_facts import PageFacts
@@ -27,13 +30,31 @@ if TYPE_CHECKING:
 
 
 # --- campaign checks ---------------------------------------------------------------------
+#
+# A campaign's records are columns (``Campaign.rows``): a check selects the rows that may be
+# at fault there, then reads those records back whole to word each problem (usually none).
+
+
+def _suspects(campaign: Campaign, mask: pd.Series) -> Iterator[tuple[int, TrialRecord]]:
+    """Each record whose row ``mask`` selects, with its index, read back whole."""
+    indices = [int(i) for i in campaign.rows.index[mask.to_numpy(dtype=bool)]]
+    return zip(indices, campaign.iter_full_records(indices), strict=True)
+
+
+def _per_provenance(campaign: Campaign, value: Callable[[Provenance], object]) -> pd.Series:
+    """``value`` of each record's provenance (computed once per distinct provenance)."""
+    values = [value(p) for p in campaign.table.provenances]
+    return campaign.rows["provenance"].map(lambda i: values[i])
 
 
 @check("C-ENGINE", "campaign")
 def _engine_publishable(campaign: Campaign) -> list[Issue]:
     issues = []
     planned = campaign.plan.engine
-    for i, r in enumerate(campaign.records):
+    refused = _per_provenance(
+        campaign, lambda p: p.engine.id != planned or not is_publishable(p.engine.id)
+    )
+    for i, r in _suspects(campaign, refused):
         where = f"{campaign.record_location(i)} → provenance.engine.id"
         engine = r.provenance.engine.id
         if not is_publishable(engine):
@@ -63,18 +84,22 @@ def _records_in_plan(campaign: Campaign) -> list[Issue]:
     except ConfigError as exc:
         return [violation("C-PLANNED", str(campaign.directory / "plan.json"), str(exc))]
     conditions = {c.id for c in campaign.plan.conditions}
+    rows = campaign.rows
+    other_plan = rows["plan_sha256"] != campaign.plan_sha256
+    unplanned_condition = ~rows["condition_id"].isin(conditions)
+    unplanned_input = ~rows["input_id"].isin(inputs)
     issues = []
-    for i, r in enumerate(campaign.records):
+    for i in rows.index[other_plan | unplanned_condition | unplanned_input]:
         where = campaign.record_location(i)
-        if r.plan_sha256 != campaign.plan_sha256:
+        if other_plan[i]:
             issues.append(
                 violation("C-PLANNED", f"{where} → plan_sha256", "not the campaign's plan.json")
             )
-        if r.condition_id not in conditions:
+        if unplanned_condition[i]:
             issues.append(
                 violation("C-PLANNED", f"{where} → condition_id", "not a condition of the plan")
             )
-        if r.input_id not in inputs:
+        if unplanned_input[i]:
             issues.append(violation("C-PLANNED", f"{where} → input_id", "not an input of the plan"))
     return issues
 
@@ -84,41 +109,56 @@ def _started_after_registration(campaign: Campaign) -> list[Issue]:
     # A campaign from before the manifest recorded its registration has none to compare
     # with: its registration is the first record's start.
     registered = campaign.manifest_registered_at
-    issues = []
-    for i, r in enumerate(campaign.records):
+    problems: dict[str, str | None] = {}
+    for started_at in set(campaign.rows["started_at"]):
         try:
-            started = utc_time(r.started_at)
+            started = utc_time(started_at)
         except ValueError:
-            problem = f"'{r.started_at}' is not an ISO 8601 timestamp"
-        else:
-            if registered is None or started >= registered:
-                continue
-            problem = (
-                f"started {r.started_at}, before the plan's registration "
+            problems[started_at] = f"'{started_at}' is not an ISO 8601 timestamp"
+            continue
+        problems[started_at] = (
+            None
+            if registered is None or started >= registered
+            else (
+                f"started {started_at}, before the plan's registration "
                 f"({registered.isoformat()}, manifest.json → registered_at); a plan registered "
                 "after measuring is not a pre-registration"
             )
-        issues.append(
-            violation("C-PLANNED", f"{campaign.record_location(i)} → started_at", problem)
         )
-    return issues
+    starts = campaign.rows["started_at"]
+    return [
+        violation("C-PLANNED", f"{campaign.record_location(i)} → started_at", problem)
+        for i, started_at in zip(starts.index, starts, strict=True)
+        if (problem := problems[started_at]) is not None
+    ]
 
 
 @check("C-PLANNED", "campaign")
 def _settings_as_planned(campaign: Campaign) -> list[Issue]:
     conditions = {c.id: c for c in campaign.plan.conditions}
+    rows = campaign.rows
+    pairs = rows[["condition_id", "speculative"]].drop_duplicates()
+    unlike = {
+        (condition_id, index)
+        for condition_id, index in pairs.itertuples(index=False)
+        if condition_id in conditions
+        and campaign.table.speculatives[index] != conditions[condition_id].speculative
+    }
+    mask = pd.Series(
+        [key in unlike for key in zip(rows["condition_id"], rows["speculative"], strict=True)],
+        index=rows.index,
+    )
     issues = []
-    for i, r in enumerate(campaign.records):
-        condition = conditions.get(r.condition_id)
-        if condition is not None and r.speculative != condition.speculative:
-            issues.append(
-                violation(
-                    "C-PLANNED",
-                    f"{campaign.record_location(i)} → speculative",
-                    f"{r.speculative.label} is not condition '{r.condition_id}''s "
-                    f"{condition.speculative.label}",
-                )
+    for i, r in _suspects(campaign, mask):
+        condition = conditions[r.condition_id]
+        issues.append(
+            violation(
+                "C-PLANNED",
+                f"{campaign.record_location(i)} → speculative",
+                f"{r.speculative.label} is not condition '{r.condition_id}''s "
+                f"{condition.speculative.label}",
             )
+        )
     return issues
 
 
@@ -169,10 +209,36 @@ def _metric_problems(r: TrialRecord) -> list[tuple[str, str]]:
     return problems
 
 
+def _maybe_metric_problems(rows: pd.DataFrame) -> pd.Series:
+    """The rows ``_metric_problems`` may find fault with (a superset: it decides)."""
+    suspect = ~rows["has_metrics"] & (rows["status"] == "ok")
+    for name in (
+        "generated_tokens",
+        "draft_proposed",
+        "draft_accepted",
+        "chunks",
+        "ttft_s",
+        "t_first_visible_s",
+        "t_first_answer_s",
+        "e2e_s",
+        "gen_tps",
+        "prompt_tokens",
+    ):
+        suspect |= (rows[name] < 0).fillna(False).astype(bool)
+    suspect |= (rows["draft_accepted"] > rows["draft_proposed"]).fillna(False).astype(bool)
+    suspect |= (rows["ttft_s"] > rows["e2e_s"]).fillna(False)
+    expected = (rows["generated_tokens"].astype(float) - 1) / rows["generation_s"]
+    off = (rows["gen_tps"] - expected).abs() > GEN_TPS_TOLERANCE * expected.abs()
+    return suspect | off.fillna(False)
+
+
 @check("C-RECORD", "campaign")
 def _records_consistent(campaign: Campaign) -> list[Issue]:
+    rows = campaign.rows
+    reason = rows["failure_reason"]
+    unexplained = (rows["status"] == "failed") & (reason.isna() | (reason == ""))
     issues = []
-    for i, r in enumerate(campaign.records):
+    for i, r in _suspects(campaign, _maybe_metric_problems(rows) | unexplained):
         where = campaign.record_location(i)
         for field, problem in _metric_problems(r):
             issues.append(violation("C-RECORD", f"{where} → {field}", problem))
@@ -196,17 +262,18 @@ def _files_as_signed(campaign: Campaign) -> list[Issue]:
 
 @check("C-USABLE", "campaign")
 def _has_usable_trials(campaign: Campaign) -> list[Issue]:
-    if any(enters_statistics(r) for r in campaign.records):
+    rows = campaign.rows
+    if enters_statistics(rows).any():
         return []
-    measured = [r for r in campaign.records if r.role == "measured"]
-    if not measured:
+    measured = rows[rows["role"] == "measured"]
+    if measured.empty:
         problem = "no measured trial recorded (the campaign was never run to the end)"
     else:
-        reasons = list(dict.fromkeys(r.failure_reason or "?" for r in measured))
+        reasons = list(dict.fromkeys(reason or "?" for reason in measured["failure_reason"]))
         shown = "; ".join(reasons[:3]) + (
             f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else ""
         )
-        trials = len({r.trial_id for r in measured})
+        trials = measured["trial_id"].nunique()
         tries = f" ({len(measured)} attempts)" if len(measured) != trials else ""
         problem = f"all {trials} measured trial(s) failed{tries}: {shown}"
     return [
@@ -217,23 +284,26 @@ def _has_usable_trials(campaign: Campaign) -> list[Issue]:
 @check("C-MODELID", "campaign")
 def _unhashed_model_declared(campaign: Campaign) -> list[Issue]:
     conditions = {c.id: c for c in campaign.plan.conditions}
+    rows = campaign.rows
+    unhashed = _per_provenance(campaign, lambda p: p.model.sha256 == UNKNOWN_REMOTE_SHA256)
+    undeclared = rows["condition_id"].map(
+        lambda c: c in conditions and not campaign.plan.model_for(conditions[c]).remote_unhashable
+    )
+    found = rows.index[(rows["status"] == "ok") & unhashed.astype(bool) & undeclared.astype(bool)]
     return [
         violation(
             "C-MODELID",
             f"{campaign.record_location(i)} → provenance.model.sha256",
             "the model was not hashed and the plan does not declare remote_unhashable",
         )
-        for i, r in enumerate(campaign.records)
-        if r.status == "ok"
-        and r.provenance.model.sha256 == UNKNOWN_REMOTE_SHA256
-        and r.condition_id in conditions
-        and not campaign.plan.model_for(conditions[r.condition_id]).remote_unhashable
-    ][:1]
+        for i in found[:1]
+    ]
 
 
 @check("C-EXAMPLE", "campaign")
 def _examples_declared(campaign: Campaign) -> list[Issue]:
-    usable = {r.trial_id for r in campaign.records if enters_statistics(r)}
+    rows = campaign.rows
+    usable = set(rows.loc[enters_statistics(rows), "trial_id"])
     return [
         violation(
             "C-EXAMPLE",
@@ -265,48 +335,64 @@ def _review_declared(campaign: Campaign) -> list[Issue]:
 @check("C-CAPACITY", "campaign")
 def _capacity_as_the_engine_allocated(campaign: Campaign) -> list[Issue]:
     # The first record of each condition: every request of an engine load shares it.
-    first: dict[str, int] = {}
-    for i, r in enumerate(campaign.records):
-        allocated = r.engine_context_per_slot
-        if allocated is not None and allocated != r.context_capacity:
-            first.setdefault(r.condition_id, i)
-    issues = []
-    for i in first.values():
-        r = campaign.records[i]
-        issues.append(
-            violation(
-                "C-CAPACITY",
-                f"{campaign.record_location(i)} → engine_context_per_slot",
-                f"the engine allocated {r.engine_context_per_slot} tokens per slot, condition "
-                f"'{r.condition_id}' declares context_capacity {r.context_capacity}",
-            )
+    rows = campaign.rows
+    allocated = rows["engine_context_per_slot"]
+    differs = (allocated.notna() & (allocated != rows["context_capacity"])).fillna(False)
+    first = rows[differs.astype(bool)].groupby("condition_id", sort=False).head(1)
+    return [
+        violation(
+            "C-CAPACITY",
+            f"{campaign.record_location(i)} → engine_context_per_slot",
+            f"the engine allocated {r.engine_context_per_slot} tokens per slot, condition "
+            f"'{r.condition_id}' declares context_capacity {r.context_capacity}",
         )
-    return issues
+        for i, r in zip(first.index, first.itertuples(), strict=True)
+    ]
 
 
 @check("C-CAPACITY", "campaign")
 def _input_and_output_fit(campaign: Campaign) -> list[Issue]:
-    # One issue per condition and input: the longest input of its records, planned or actual.
-    longest: dict[tuple[str, str], tuple[int, str, int]] = {}
-    for i, r in enumerate(campaign.records):
-        for field, tokens in (
-            ("target_prompt_tokens", r.target_prompt_tokens),
-            ("prompt_tokens", r.prompt_tokens),
-        ):
-            key = (r.condition_id, r.input_id)
-            if tokens is not None and tokens > longest.get(key, (-1, "", 0))[0]:
-                longest[key] = (tokens, field, i)
+    # One issue per condition and input: the longest input of its records, planned or
+    # actual (the first record with it; a record's planned length before its actual one).
+    rows = campaign.rows
+    candidates = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "condition_id": rows["condition_id"],
+                    "input_id": rows["input_id"],
+                    "tokens": rows[field],
+                    "field": field,
+                    "record": rows.index,
+                    "order": rows.index * 2 + position,
+                }
+            ).dropna(subset=["tokens"])
+            for position, field in enumerate(("target_prompt_tokens", "prompt_tokens"))
+        ]
+    )
+    longest = candidates.sort_values(["tokens", "order"], ascending=[False, True], kind="stable")
+    longest = longest.groupby(["condition_id", "input_id"], sort=False).head(1)
     issues = []
-    for (condition_id, _), (tokens, field, i) in longest.items():
-        r = campaign.records[i]
-        capacity = r.engine_context_per_slot or r.context_capacity
-        if tokens + r.max_output_tokens > capacity:
+    for condition_id, tokens, field, i in sorted(
+        zip(
+            longest["condition_id"],
+            longest["tokens"],
+            longest["field"],
+            longest["record"],
+            strict=True,
+        ),
+        key=lambda found: found[3],
+    ):
+        output_cap = int(rows["max_output_tokens"].iat[i])
+        allocated = rows["engine_context_per_slot"].iat[i]
+        capacity = int(rows["context_capacity"].iat[i]) if pd.isna(allocated) else int(allocated)
+        if tokens + output_cap > capacity:
             issues.append(
                 violation(
                     "C-CAPACITY",
                     f"{campaign.record_location(i)} → {field}",
-                    f"{tokens} input tokens + output cap {r.max_output_tokens} = "
-                    f"{tokens + r.max_output_tokens} do not fit in the {capacity}-token context "
+                    f"{tokens} input tokens + output cap {output_cap} = "
+                    f"{tokens + output_cap} do not fit in the {capacity}-token context "
                     f"of condition '{condition_id}'",
                 )
             )
@@ -315,14 +401,14 @@ def _input_and_output_fit(campaign: Campaign) -> list[Issue]:
 
 @check("C-CAPACITY", "campaign")
 def _input_length_recorded(campaign: Campaign) -> list[Issue]:
+    rows = campaign.rows
     return [
         violation(
             "C-CAPACITY",
             f"{campaign.record_location(i)} → prompt_tokens",
             "an ok record without its input length",
         )
-        for i, r in enumerate(campaign.records)
-        if r.status == "ok" and r.prompt_tokens is None
+        for i in rows.index[(rows["status"] == "ok") & rows["prompt_tokens"].isna()]
     ]
 
 
@@ -380,14 +466,15 @@ def _added_before_registration(added: datetime | date, registered: datetime | No
 
 @check("C-HARDWARE", "campaign")
 def _devices_recorded(campaign: Campaign) -> list[Issue]:
+    rows = campaign.rows
+    no_devices = _per_provenance(campaign, lambda p: not p.host.devices).astype(bool)
     return [
         violation(
             "C-HARDWARE",
             f"{campaign.record_location(i)} → provenance.host.devices",
             "an ok record without the measured hardware",
         )
-        for i, r in enumerate(campaign.records)
-        if r.status == "ok" and not r.provenance.host.devices
+        for i in rows.index[(rows["status"] == "ok") & no_devices]
     ]
 
 

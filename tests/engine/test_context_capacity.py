@@ -41,7 +41,7 @@ def test_a_capacity_llama_cpp_rounded_up_is_refused(tmp_path):
     directory = run_campaign(_plan(64), tmp_path).directory
     issues: list = []
     campaign = read_campaign(directory, issues)
-    (record,) = campaign.records
+    (record,) = campaign.iter_full_records()
     assert record.status == "ok" and record.engine_context_per_slot > 64
     found = [i for i in validate_campaigns([campaign]) if i.rule == "C-CAPACITY"]
     assert any(

@@ -22,6 +22,7 @@ from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.records.campaign import parse_records
 from sitegen.records.models import NodeInfo, TrialRecord
 from sitegen.records.store import LatestAttempt
+from sitegen.records.table import RecordTable
 from sitegen.statistics.system import system_table
 from tests.conftest import make_plan
 
@@ -216,13 +217,13 @@ def test_the_system_table_shows_the_node_of_fleet_records_only(tmp_path):
     plan = make_plan()
     directory = run_campaign(plan, tmp_path / "data").directory
     records = parse_records((directory / "records.jsonl").read_bytes().split(b"\n"), directory)[0]
-    plain = {row.field for row in system_table(records, plan)[0].rows}
+    plain = {row.field for row in system_table(RecordTable.of(records), plan)[0].rows}
     assert "host" in plain and not plain & {"ray_node", "accelerator_type"}
     fleet = [
         r.model_copy(update={"provenance": r.provenance.model_copy(update={"node": NODE})})
         for r in records
     ]
-    rows = {row.field: row.values for row in system_table(fleet, plan)[0].rows}
+    rows = {row.field: row.values for row in system_table(RecordTable.of(fleet), plan)[0].rows}
     assert rows["ray_node"][0].value == f"gpu-host-1 (Ray node {'ab' * 6})"
     assert rows["accelerator_type"][0].value == "B200"
 

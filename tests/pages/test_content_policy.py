@@ -46,7 +46,7 @@ def refused(data: Path, project: Path) -> str:
 
 SANDBOX_ESCAPES = [
     "{{ headline.__self__ }}",
-    "{{ examples.__self__.report.campaign.records[5].text }}",
+    "{{ examples.__self__.report.campaign.table.rows }}",
     "{{ headline.__closure__ }}",
     "{{ t.__globals__ }}",
     "{{ ''.__class__.__mro__ }}",

@@ -23,7 +23,7 @@ from sitegen.plan.models import ConditionSpec, ModelSpec, Plan
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
 from sitegen.records.models import Manifest, NodeInfo, TrialRecord
-from sitegen.redact import Redactor, RedactPolicy, redact_campaign, redact_records
+from sitegen.redact import Redactor, RedactPolicy, redact_campaign
 from tests.conftest import make_plan
 from tests.recordfixtures import h100_provenance, make_record
 from tests.sitefixtures import (
@@ -229,7 +229,7 @@ def test_a_declared_label_is_published(tmp_path):
     (project / "mkdocs.yml").write_text(yaml.safe_dump(settings), encoding="utf-8")
     site = render_site(tmp_path / "data", project)
     (report,) = site.reports
-    provenance = report.campaign.records[0].provenance
+    provenance = report.campaign.table.provenance(0)
     assert provenance.host.hostname == "node A"
     assert provenance.env["HF_HOME"] == HOME  # kept, as declared
     assert provenance.env["CUDA_VISIBLE_DEVICES"].startswith("env-")  # the list replaces
@@ -331,7 +331,7 @@ def test_benign_values_stay():
 def test_the_transform_is_pure(tmp_path):
     raw = _record("gpu-a", BASE_URL, MODEL_PATH)
     dumped = raw.model_dump_json()
-    (redacted,) = redact_records([raw], Redactor(RedactPolicy()))
+    redacted = Redactor(RedactPolicy()).record(raw)
     assert raw.model_dump_json() == dumped
     assert redacted.provenance.host.hostname != raw.provenance.host.hostname
 
@@ -339,10 +339,10 @@ def test_the_transform_is_pure(tmp_path):
     campaigns, issues = read_campaigns(tmp_path / "data")
     assert issues == []
     published = redact_campaign(campaigns[0], Redactor(RedactPolicy()))
-    assert campaigns[0].records[0].provenance.host.hostname == HOST
-    assert published.records[0].provenance.host.hostname != HOST
+    assert campaigns[0].table.provenance(0).host.hostname == HOST
+    assert published.table.provenance(0).host.hostname != HOST
     full = next(published.iter_full_records())
-    assert full.provenance.host.hostname == published.records[0].provenance.host.hostname
+    assert full.provenance.host.hostname == published.table.provenance(0).host.hostname
     assert HOST in (directory / RECORDS_FILE).read_text()
 
 

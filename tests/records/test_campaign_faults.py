@@ -378,7 +378,7 @@ def test_outage_fails_three_then_leaves_the_rest_pending_and_a_rerun_retries(
     campaign = read_campaign(directory, issues)
     assert not issues
     planned = [t.trial_id for t in expand_trials(plan) if t.role == "measured"]
-    assert excluded_counts(trials_frame(campaign.records), planned) == {
+    assert excluded_counts(trials_frame(campaign.table), planned) == {
         "warmup": 3,
         "failed": 3,
         "measured": 12,

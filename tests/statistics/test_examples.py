@@ -54,16 +54,15 @@ def _on_wrong(record, item):
 
 
 def _index(campaign, trial_id: str) -> int:
-    return next(
-        i for i, r in enumerate(campaign.records) if r.trial_id == trial_id and r.role == "measured"
-    )
+    rows = campaign.rows
+    return int(rows.index[(rows["trial_id"] == trial_id) & (rows["role"] == "measured")][0])
 
 
 def test_a_quality_example_shows_the_problem_the_answer_and_both_sides(tmp_path):
     campaign, items = _quality_campaign(tmp_path, _on_wrong)
     selected = _index(campaign, "on/arithmetic-001/r0")
     (view,) = example_views(
-        campaign.plan, items, campaign.records, [selected], campaign.iter_full_records
+        campaign.plan, items, campaign.rows, [selected], campaign.iter_full_records
     )
     problem = items["arithmetic-001"].problem
     assert view.record.trial_id == "on/arithmetic-001/r0" and view.record.text == HOSTILE
@@ -82,7 +81,7 @@ def test_a_document_example_scores_every_item(tmp_path):
     (view,) = example_views(
         campaign.plan,
         items,
-        campaign.records,
+        campaign.rows,
         [_index(campaign, "off/doc/r1")],
         campaign.iter_full_records,
     )
@@ -100,7 +99,7 @@ def test_a_speed_example_shows_the_input_without_filler_and_every_condition(tmp_
     items = plan_items(campaign.plan)
     selected = _index(campaign, "on/padded/r2")
     (view,) = example_views(
-        campaign.plan, items, campaign.records, [selected], campaign.iter_full_records
+        campaign.plan, items, campaign.rows, [selected], campaign.iter_full_records
     )
     assert view.kind == "speed" and view.problem == "question two" and view.expected is None
     assert view.record.prompt != view.problem and view.record.prompt.endswith("question two")
@@ -155,11 +154,12 @@ def test_the_random_draw_is_the_plans_registered_seed(tmp_path):
     plan = quality_plan().model_copy(update={"examples": ExamplesSpec(count=2, seed=399)})
     campaign, _ = _quality_campaign(tmp_path, _on_wrong, plan)
     drawn = make_report(campaign).examples.drawn
+    records = list(campaign.iter_full_records())
     pool = sorted(
-        (i for i, r in enumerate(campaign.records) if r.role == "measured" and r.status == "ok"),
-        key=lambda i: campaign.records[i].order_index,
+        (i for i, r in enumerate(records) if r.role == "measured" and r.status == "ok"),
+        key=lambda i: records[i].order_index,
     )
-    expected = [campaign.records[i].trial_id for i in random.Random(399).sample(pool, 2)]
+    expected = [records[i].trial_id for i in random.Random(399).sample(pool, 2)]
     assert [view.record.trial_id for view in drawn] == expected
     assert 'data-seed="399"' in _render_examples(make_report(campaign), "en")
 

@@ -96,7 +96,7 @@ def test_scoring_pairs_sensitivity_and_truncation(tmp_path):
         return _json_answer(item), "stop"
 
     campaign, items = _answered_campaign(tmp_path, answer_for)
-    tables = score_quality(campaign.plan, items, campaign.records, campaign.iter_full_records)
+    tables = score_quality(campaign.plan, items, campaign.rows, campaign.iter_texts)
     summary = summarize_quality(campaign.plan, tables)
     assert len(tables.answers) == 6 * 2 * 2  # warm-ups excluded
     pairs = summary.pairs.iloc[0]
@@ -121,9 +121,9 @@ def test_failed_side_drops_the_pair(tmp_path):
         return _json_answer(item), "stop"
 
     campaign, items = _answered_campaign(tmp_path, answer_for)
-    broken = campaign.records[3].model_copy(update={"status": "failed", "failure_reason": "boom"})
-    records = [*campaign.records[:3], broken, *campaign.records[4:]]
-    tables = score_quality(campaign.plan, items, records, campaign.iter_full_records)
+    rows = campaign.rows.copy()
+    rows.loc[3, ["status", "failure_reason"]] = ["failed", "boom"]
+    tables = score_quality(campaign.plan, items, rows, campaign.iter_texts)
     assert tables.incomplete_pairs == 1
     summary = summarize_quality(campaign.plan, tables)
     assert summary.primary.no_discordant_pairs and summary.primary.non_inferior

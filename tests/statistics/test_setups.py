@@ -7,6 +7,7 @@ import pytest
 
 from sitegen.plan.models import ConditionSpec, ModelSpec
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256
+from sitegen.records.table import RecordTable
 from sitegen.statistics.setups import SETUP_FIELDS, compare_records, is_unrecorded
 from sitegen.statistics.speed import compare_conditions, speed_summary
 from sitegen.statistics.trials import trials_frame, usable
@@ -217,7 +218,7 @@ def test_two_openai_servers_of_other_engines_are_no_speculation_effect(
         for condition, server, rates in ((off, servers[0], (40, 41)), (on, servers[1], (54, 55)))
         for i, rate in enumerate(rates)
     ]
-    frame = trials_frame(records)
+    frame = trials_frame(RecordTable.of(records))
     (comparison,) = compare_conditions(plan, speed_summary(frame), records, usable(frame))
     assert comparison.ratio is None and not comparison.is_factor_only
     assert comparison.differing_fields == differing
@@ -226,7 +227,7 @@ def test_two_openai_servers_of_other_engines_are_no_speculation_effect(
 
 def test_a_plan_s_conditions_on_one_host_are_factor_only():
     records = records_for({("off", "short"): [50.0, 51.0], ("on", "short"): [60.0, 61.0]})
-    frame = trials_frame(records)
+    frame = trials_frame(RecordTable.of(records))
     plan = make_plan(inputs=make_plan().inputs[:1])
     (comparison,) = compare_conditions(plan, speed_summary(frame), records, usable(frame))
     assert comparison.is_factor_only and comparison.ratio == pytest.approx(60.5 / 50.5)

@@ -27,6 +27,7 @@ from sitegen.records.campaign import read_campaigns
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.models import TrialRecord
 from sitegen.records.stream import StreamChunk, StreamEnd
+from sitegen.records.table import RecordTable
 from sitegen.statistics.report import make_report
 from sitegen.statistics.system import memory_frame, system_table
 from sitegen.statistics.trials import enters_statistics
@@ -212,9 +213,10 @@ def test_system_table_lists_each_distinct_value_per_condition(gpu_site):
     report = gpu_site.reports[0]
     conditions = {c.condition_id: c for c in report.system}
     assert list(conditions) == ["off", "on"]
-    usable = [r for r in report.campaign.records if enters_statistics(r)]
+    rows = report.campaign.rows
+    usable = rows[enters_statistics(rows)]
     on = conditions["on"]
-    assert on.records == sum(r.condition_id == "on" for r in usable)
+    assert on.records == (usable["condition_id"] == "on").sum()
     rows = _rows(on)
     drivers = {v.value: v.records for v in rows["driver"].values}
     assert drivers == {"575.57.08": on.records - 1, "580.65.06": 1}
@@ -246,7 +248,7 @@ def test_system_and_memory_downloads(gpu_site, tmp_path):
     assert sorted(drivers["value"]) == ["575.57.08", "580.65.06"]
     assert set(system.columns) == {"condition_id", "field", "value", "records", "condition_records"}
     memory = pq.read_table(io.BytesIO(files["memory.parquet"].read_bytes())).to_pandas()
-    records = report.campaign.records
+    records = list(report.campaign.iter_full_records())
     assert len(memory) == sum(len(r.peak_memory) for r in records) == 2 * len(records)
     first = memory[memory["trial_id"] == "on/short/r0"].sort_values("device")
     assert list(first["device"]) == ["cuda:0", "cuda:1"]
@@ -257,7 +259,7 @@ def test_system_and_memory_downloads(gpu_site, tmp_path):
 
 
 def test_memory_frame_without_readings_is_empty_with_columns():
-    frame = memory_frame([])
+    frame = memory_frame(RecordTable.of([]))
     assert len(frame) == 0 and "peak_mib" in frame.columns
 
 
@@ -301,7 +303,11 @@ def test_a_table_without_its_caveat_fails_the_build(gpu_site, page, claim, rule)
 
 
 def test_records_without_the_new_fields_stay_valid(gpu_site):
-    record = next(r for r in gpu_site.reports[0].campaign.records if enters_statistics(r))
+    record = next(
+        r
+        for r in gpu_site.reports[0].campaign.iter_full_records()
+        if (r.role, r.status) == ("measured", "ok")
+    )
     dumped = record.model_dump(mode="json")
     for field in ("prompt_processing_s", "reasoning_tokens", "answer_tokens"):
         dumped["metrics"].pop(field)
@@ -310,7 +316,7 @@ def test_records_without_the_new_fields_stay_valid(gpu_site):
         dumped["provenance"]["host"].pop(field)
     old = TrialRecord.model_validate(dumped)
     assert old.metrics.prompt_processing_s is None and old.provenance.model.shards == []
-    assert system_table([old], gpu_site.reports[0].plan)
+    assert system_table(RecordTable.of([old]), gpu_site.reports[0].plan)
 
 
 def test_cuda_version_from_nvml(monkeypatch):

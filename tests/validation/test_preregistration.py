@@ -73,7 +73,7 @@ def test_a_campaign_from_before_the_recorded_registration_still_reads_and_says_s
     (directory / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2))
     resign(directory)
     campaign = read_campaign(directory, [])
-    starts = [datetime.fromisoformat(r.started_at) for r in campaign.records]
+    starts = [datetime.fromisoformat(r.started_at) for r in campaign.iter_full_records()]
     assert not campaign.registration_recorded and campaign.registered_at == min(starts)
     site = render_site(tmp_path, PROJECT)
     method = next(v for k, v in site.docs.items() if k.endswith("/method.en.md")).decode()
