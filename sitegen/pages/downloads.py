@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
-import io
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -141,23 +140,33 @@ def _neutralise_column(column: pd.Series) -> pd.Series:
     )
 
 
-def _csv(frame: pd.DataFrame) -> bytes:
+def _write_csv(frame: pd.DataFrame, target: Path) -> None:
     # QUOTE_NONNUMERIC quotes every text field (a lone CR inside one included: with
     # QUOTE_MINIMAL and lineterminator="\n" pandas leaves it bare and readers split the
     # row) while numbers stay unquoted numbers. utf-8-sig so that spreadsheet programs
-    # read Japanese text correctly.
-    text = spreadsheet_safe(frame).to_csv(
-        index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC
-    )
-    return text.encode("utf-8-sig")
+    # read Japanese text correctly. Written as it is made: a table of 400,000 trials is
+    # never one string in memory.
+    with target.open("w", encoding="utf-8-sig", newline="") as out:
+        spreadsheet_safe(frame).to_csv(
+            out, index=False, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC
+        )
 
 
-def _parquet(frame: pd.DataFrame) -> bytes:
-    buffer = io.BytesIO()
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+PARQUET_ROW_GROUP = 131_072
+"""Rows converted and written at a time (a row group): the whole table is never a second
+time in memory as Arrow columns."""
+
+
+def _write_parquet(frame: pd.DataFrame, target: Path) -> None:
+    # The types of the whole table (a block of missing values alone would be untyped).
+    schema = pa.Schema.from_pandas(frame, preserve_index=False)
     # No creation metadata: the same frame gives the same bytes.
-    pq.write_table(table, buffer, compression="zstd", write_statistics=False, store_schema=False)
-    return buffer.getvalue()
+    with pq.ParquetWriter(
+        target, schema, compression="zstd", write_statistics=False, store_schema=False
+    ) as writer:
+        for start in range(0, max(len(frame), 1), PARQUET_ROW_GROUP):
+            block = frame.iloc[start : start + PARQUET_ROW_GROUP]
+            writer.write_table(pa.Table.from_pandas(block, schema=schema, preserve_index=False))
 
 
 def _gzip_records(records: Iterable[TrialRecord], target: Path) -> None:
@@ -244,9 +253,9 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
     ):
         # Into scratch files: a large campaign's tables would otherwise stay in memory as
         # bytes until the site is written.
-        for kind, data in (("csv", _csv(frame)), ("parquet", _parquet(frame))):
+        for kind, write in (("csv", _write_csv), ("parquet", _write_parquet)):
             path = scratch / f"{table}.{kind}"
-            path.write_bytes(data)
+            write(frame, path)
             files.append(DownloadFile.from_file(path.name, kind, table, path))
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
     files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))

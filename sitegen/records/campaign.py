@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from array import array
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -353,9 +354,11 @@ def _read_records(path: Path, issues: list[Issue]) -> tuple[RecordTable, FileDig
     reading = _HashedLines()
     with handle:
         # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
-        for number, record in iter_records(reading.lines(handle), path, issues):
-            table.add(record, number, reading.offsets[number - 1])
-    return table.finish(), reading.digest()
+        for number, record, line in iter_valid_records(reading.lines(handle), path, issues):
+            table.add(record, line, number, reading.offsets[number - 1])
+    records = table.finish()
+    issues.extend(repeated_attempts(records.rows, path))
+    return records, reading.digest()
 
 
 class _HashedLines:
@@ -363,7 +366,7 @@ class _HashedLines:
     count of non-blank lines."""
 
     def __init__(self) -> None:
-        self.offsets: list[int] = []
+        self.offsets = array("q")
         self._hash = hashlib.sha256()
         self._size = 0
         self._lines = 0
@@ -390,7 +393,7 @@ def parse_records(
     records: list[TrialRecord] = []
     numbers: list[int] = []
     issues: list[Issue] = []
-    for number, record in iter_records(lines, path, issues):
+    for number, record, _ in iter_records(lines, path, issues):
         records.append(record)
         numbers.append(number)
     return records, numbers, issues
@@ -400,11 +403,29 @@ def iter_records(
     lines: Iterable[bytes],
     path: Path,
     issues: list[Issue],
-) -> Iterator[tuple[int, TrialRecord]]:
-    """Each valid record of ``lines`` with its line number, as the lines are read; the
-    problems ``parse_records`` reports are appended to ``issues``."""
+) -> Iterator[tuple[int, TrialRecord, bytes]]:
+    """Each valid record of ``lines`` with its line number and line, as the lines are
+    read; the problems ``parse_records`` reports are appended to ``issues``."""
     seen: dict[tuple[str, int], int] = {}
     ok_line: dict[str, int] = {}
+    for number, record, raw_line in iter_valid_records(lines, path, issues):
+        where = f"{path}:{number} (trial {record.trial_id})"
+        key = (record.trial_id, record.attempt)
+        if key in seen:
+            issues.append(_duplicate(where, seen[key]))
+        elif record.trial_id in ok_line:
+            issues.append(_after_ok(where, ok_line[record.trial_id]))
+        seen.setdefault(key, number)
+        if record.status == "ok":
+            ok_line.setdefault(record.trial_id, number)
+        yield number, record, raw_line
+
+
+def iter_valid_records(
+    lines: Iterable[bytes], path: Path, issues: list[Issue]
+) -> Iterator[tuple[int, TrialRecord, bytes]]:
+    """Each valid record of ``lines`` with its line number and line; an issue for each
+    line that is not a valid record."""
     for number, raw_line in enumerate(lines, start=1):
         if not raw_line.strip():
             continue
@@ -413,29 +434,43 @@ def iter_records(
         except ValidationError as exc:
             issues.extend(_line_problems(raw_line, f"{path}:{number}", exc))
             continue
-        where = f"{path}:{number} (trial {record.trial_id})"
-        key = (record.trial_id, record.attempt)
-        if key in seen:
-            issues.append(
-                Issue(
-                    f"{where} → attempt",
-                    f"duplicate of line {seen[key]}; each attempt of a trial is recorded once",
-                    "data",
-                )
-            )
-        elif record.trial_id in ok_line:
-            issues.append(
-                Issue(
-                    f"{where} → attempt",
-                    f"the trial already succeeded on line {ok_line[record.trial_id]}; "
-                    "a trial with an ok attempt is never run again",
-                    "data",
-                )
-            )
-        seen.setdefault(key, number)
-        if record.status == "ok":
-            ok_line.setdefault(record.trial_id, number)
-        yield number, record
+        yield number, record, raw_line
+
+
+def repeated_attempts(rows: pd.DataFrame, path: Path) -> list[Issue]:
+    """``iter_records``'s issues of repeated attempts, from a records table (columns
+    ``trial_id``, ``attempt``, ``status`` and ``line``, in file order): each repeated
+    attempt of a trial and each attempt after an ok one."""
+    duplicate = rows.duplicated(["trial_id", "attempt"])
+    first_line = rows.groupby(["trial_id", "attempt"], sort=False)["line"].transform("first")
+    first_ok = rows[rows["status"] == "ok"].groupby("trial_id")["line"].min()
+    ok_line = rows["trial_id"].map(first_ok)
+    after_ok = ~duplicate & (ok_line < rows["line"])
+    issues = []
+    for i in rows.index[duplicate | after_ok]:
+        where = f"{path}:{rows['line'].iat[i]} (trial {rows['trial_id'].iat[i]})"
+        if duplicate.iat[i]:
+            issues.append(_duplicate(where, int(first_line.iat[i])))
+        else:
+            issues.append(_after_ok(where, int(ok_line.iat[i])))
+    return issues
+
+
+def _duplicate(where: str, first_line: int) -> Issue:
+    return Issue(
+        f"{where} → attempt",
+        f"duplicate of line {first_line}; each attempt of a trial is recorded once",
+        "data",
+    )
+
+
+def _after_ok(where: str, ok_line: int) -> Issue:
+    return Issue(
+        f"{where} → attempt",
+        f"the trial already succeeded on line {ok_line}; "
+        "a trial with an ok attempt is never run again",
+        "data",
+    )
 
 
 def _line_problems(raw_line: bytes, where: str, error: ValidationError) -> list[Issue]:

@@ -406,7 +406,7 @@ class _RecordsFile:
         try:
             with path.open("rb") as handle:
                 lines = records._whole_lines(handle)
-                for _, record in iter_records(lines, path, records.issues):
+                for _, record, _ in iter_records(lines, path, records.issues):
                     records._add(record)
         except FileNotFoundError:
             pass

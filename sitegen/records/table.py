@@ -1,45 +1,45 @@
 """A campaign's records as columns: what a build holds of 400,000 records.
 
-Each record is validated as its line is read (``campaign.parse_records``), then kept as
-one row of ``RecordTable.rows`` (its scalar fields, flattened), rows of ``peak_memory``
-and ``telemetry`` (one per device) and an index into the campaign's distinct
-provenances and speculative settings, which most records share. The texts stay in
-``records.jsonl``: ``Campaign.record`` reads one record back, whole, when a page needs it.
-Columns cost a few hundred bytes a record where a record object costs several KB.
+Each record is validated as its line is read (``campaign.iter_records``); the valid lines
+are then parsed a block at a time by Arrow's JSON reader into columns, their texts
+skipped, so the columns live in Arrow's memory and no Python object is kept per record.
+``RecordTable.rows`` has one row per record (its scalar fields, flattened),
+``peak_memory`` and ``telemetry`` one row per device, and ``provenance`` and
+``speculative`` index the campaign's distinct values, which most records share. The
+texts stay in ``records.jsonl``: ``Campaign.record`` reads one record back, whole.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
+import io
 import sys
-from collections.abc import Callable, Iterable
+import types
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal, Union, get_args, get_origin
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+from pydantic import BaseModel
 
 from sitegen.plan.models import SpeculativeSpec
 from sitegen.records.models import DeviceMemory, DeviceTelemetry, Provenance, TrialRecord
 
 ROW_BLOCK = 4096
-"""Records turned into one block of columns at a time: Python lists of every value of
-400,000 records would cost more than the table itself."""
+"""Valid lines parsed into columns at a time."""
 
-_STRINGS = (
-    "campaign_id",
-    "plan_sha256",
-    "trial_id",
-    "condition_id",
-    "input_id",
-    "role",
-    "status",
-    "failure_reason",
-    "started_at",
-    "finish",
-    "round_run_id",
-    "prompt_sha256",
-)
-_INTEGERS = (
+_KEPT_APART = ("schema_version", "prompt", "text", "reasoning_text", "provenance", "speculative")
+"""Fields not taken into the columns: the version (one), the texts (read back when
+needed), provenance and speculative settings (indices into their distinct values)."""
+
+_REQUIRED_INTEGERS = (
     "attempt",
     "repetition",
     "order_index",
@@ -49,60 +49,40 @@ _INTEGERS = (
     "seed",
     "top_k",
 )
-_OPTIONAL_INTEGERS = (
-    "target_prompt_tokens",
-    "prompt_tokens",
-    "generated_tokens",
-    "draft_proposed",
-    "draft_accepted",
-    "chunks",
-    "reasoning_tokens",
-    "answer_tokens",
-    "round_size",
-    "round_generated_tokens",
-    "engine_context_per_slot",
+"""Integer columns every record has: plain ``int64`` (the others may be missing)."""
+
+_FLATTENED = {"sampling": "", "metrics": "", "round": "round_"}
+"""Prefix of the columns of each nested model (``round.size`` → ``round_size``)."""
+
+
+def _arrow_type(annotation: object) -> pa.DataType:
+    """The Arrow type of a record field's annotation (optional: the type it allows)."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        (inner,) = (arg for arg in get_args(annotation) if arg is not type(None))
+        return _arrow_type(inner)
+    if origin is Literal:
+        return pa.string()
+    if origin is list:
+        return pa.list_(_arrow_type(get_args(annotation)[0]))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return pa.struct(
+            [(name, _arrow_type(f.annotation)) for name, f in annotation.model_fields.items()]
+        )
+    return {float: pa.float64(), int: pa.int64(), bool: pa.bool_(), str: pa.string()}[annotation]
+
+
+_SCHEMA = pa.schema(
+    [
+        (name, _arrow_type(field.annotation))
+        for name, field in TrialRecord.model_fields.items()
+        if name not in _KEPT_APART
+    ]
 )
-_FLOATS = (
-    "temperature",
-    "top_p",
-    "ttft_s",
-    "t_first_visible_s",
-    "t_first_answer_s",
-    "gen_tps",
-    "native_tps",
-    "t_natural_finish_s",
-    "e2e_s",
-    "generation_s",
-    "prompt_processing_s",
-    "round_wall_s",
-    "round_aggregate_tps",
-)
-_METRICS = (
-    "ttft_s",
-    "t_first_visible_s",
-    "t_first_answer_s",
-    "gen_tps",
-    "native_tps",
-    "t_natural_finish_s",
-    "e2e_s",
-    "generated_tokens",
-    "finish",
-    "answer_reached",
-    "draft_proposed",
-    "draft_accepted",
-    "chunks",
-    "generation_s",
-    "prompt_processing_s",
-    "reasoning_tokens",
-    "answer_tokens",
-)
-MEMORY_FIELDS = tuple(DeviceMemory.model_fields)
-TELEMETRY_FIELDS = tuple(DeviceTelemetry.model_fields)
-_TELEMETRY_FLOATS = tuple(
-    name
-    for name in TELEMETRY_FIELDS
-    if name not in ("device", "source", "energy_source", "samples")
-)
+_PARSE = pa_json.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="ignore")
+_POOL = pa.system_memory_pool()
+"""Arrow's memory for the records: the C library's allocator, which gives freed blocks
+back to later allocations of the build (the default pool holds on to them)."""
 
 
 @dataclass(frozen=True)
@@ -133,14 +113,14 @@ class RecordTable:
         """The table of records held in memory (no file behind them)."""
         builder = TableBuilder()
         for record in records:
-            builder.add(record)
+            builder.add(record, record.model_dump_json().encode("utf-8"))
         return builder.finish()
 
     def provenance(self, index: int) -> Provenance:
         """The provenance of the record at ``index``."""
         return self.provenances[int(self.rows["provenance"].iat[index])]
 
-    def with_provenances(self, change: Callable[[Provenance], Provenance]) -> RecordTable:
+    def with_provenances(self, change) -> RecordTable:
         """This table with each distinct provenance replaced by ``change(provenance)``."""
         return RecordTable(
             self.rows,
@@ -151,6 +131,25 @@ class RecordTable:
         )
 
 
+def _trim_function():
+    """glibc's ``malloc_trim``, where the C library is glibc (else ``None``)."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _trim_function()
+
+
+def release_freed_memory() -> None:
+    """Give the memory freed so far back to the system. Reading a block of records frees
+    thousands of small objects between the columns kept; without this, glibc keeps those
+    pages and the build's resident memory grows with every block read."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 def prompt_sha256(prompt: str) -> str | None:
     """SHA-256 of the exact prompt text sent (what identifies an input across campaigns);
     ``None`` without a prompt text."""
@@ -158,76 +157,34 @@ def prompt_sha256(prompt: str) -> str | None:
 
 
 class TableBuilder:
-    """Collects validated records, one at a time, into a ``RecordTable``."""
+    """Collects validated records, with their lines, into a ``RecordTable``."""
 
     def __init__(self) -> None:
-        self._blocks: list[pd.DataFrame] = []
-        self._memory: list[pd.DataFrame] = []
-        self._telemetry: list[pd.DataFrame] = []
-        self._columns: dict[str, list] = {}
-        self._memory_columns: dict[str, list] = {}
-        self._telemetry_columns: dict[str, list] = {}
+        self._blocks: list[pa.Table] = []
+        self._lines: list[bytes] = []
+        self._line_numbers = array("q")
+        self._offsets = array("q")
+        self._provenance_of = array("q")
+        self._speculative_of = array("q")
+        self._prompts: list[str | None] = []
         self._provenances: dict[str, int] = {}
         self._provenance_list: list[Provenance] = []
         self._speculatives: dict[SpeculativeSpec, int] = {}
-        self._count = 0
 
-    def add(self, record: TrialRecord, line: int = 0, offset: int = 0) -> None:
-        """Keep one validated record (at ``line`` and byte ``offset`` of its file)."""
-        row = self._columns
-        index = self._count
-        for name in ("campaign_id", "plan_sha256", "trial_id", "condition_id", "input_id"):
-            row.setdefault(name, []).append(sys.intern(getattr(record, name)))
-        for name in ("attempt", "role", "repetition", "order_index", "status"):
-            row.setdefault(name, []).append(getattr(record, name))
-        row.setdefault("failure_reason", []).append(record.failure_reason)
-        row.setdefault("started_at", []).append(record.started_at)
-        sampling = record.sampling
-        for name in ("temperature", "top_p", "top_k", "seed"):
-            row.setdefault(name, []).append(getattr(sampling, name))
-        for name in (
-            "context_capacity",
-            "max_output_tokens",
-            "target_prompt_tokens",
-            "prompt_tolerance_tokens",
-            "prompt_tokens",
-            "engine_context_per_slot",
-        ):
-            row.setdefault(name, []).append(getattr(record, name))
-        metrics = record.metrics
-        row.setdefault("has_metrics", []).append(metrics is not None)
-        for name in _METRICS:
-            row.setdefault(name, []).append(None if metrics is None else getattr(metrics, name))
-        round_info = record.round
-        for name, field in (
-            ("round_run_id", "run_id"),
-            ("round_size", "size"),
-            ("round_wall_s", "wall_s"),
-            ("round_generated_tokens", "generated_tokens"),
-            ("round_aggregate_tps", "aggregate_tps"),
-        ):
-            row.setdefault(name, []).append(
-                None if round_info is None else getattr(round_info, field)
-            )
-        row.setdefault("provenance", []).append(self._provenance_index(record.provenance))
-        row.setdefault("speculative", []).append(
+    def add(self, record: TrialRecord, line: bytes, number: int = 0, offset: int = 0) -> None:
+        """Keep one validated record: ``line`` is its JSON (line ``number`` of the file, at
+        byte ``offset``)."""
+        self._lines.append(line if line.endswith(b"\n") else line + b"\n")
+        self._line_numbers.append(number)
+        self._offsets.append(offset)
+        self._provenance_of.append(self._provenance_index(record.provenance))
+        self._speculative_of.append(
             self._speculatives.setdefault(record.speculative, len(self._speculatives))
         )
         # Interned: the records of one input share their prompt, so its hash too.
         digest = prompt_sha256(record.prompt)
-        row.setdefault("prompt_sha256", []).append(digest and sys.intern(digest))
-        row.setdefault("line", []).append(line)
-        row.setdefault("offset", []).append(offset)
-        for memory in record.peak_memory:
-            self._memory_columns.setdefault("record", []).append(index)
-            for name in MEMORY_FIELDS:
-                self._memory_columns.setdefault(name, []).append(getattr(memory, name))
-        for device in record.telemetry:
-            self._telemetry_columns.setdefault("record", []).append(index)
-            for name in TELEMETRY_FIELDS:
-                self._telemetry_columns.setdefault(name, []).append(getattr(device, name))
-        self._count += 1
-        if len(row["line"]) == ROW_BLOCK:
+        self._prompts.append(digest and sys.intern(digest))
+        if len(self._lines) == ROW_BLOCK:
             self._flush()
 
     def _provenance_index(self, provenance: Provenance) -> int:
@@ -239,64 +196,82 @@ class TableBuilder:
         return self._provenances[key]
 
     def _flush(self) -> None:
-        if self._columns:
-            self._blocks.append(_row_block(self._columns))
-            self._columns = {}
-        if self._memory_columns:
-            self._memory.append(_device_block(self._memory_columns, ("peak_mib",)))
-            self._memory_columns = {}
-        if self._telemetry_columns:
-            self._telemetry.append(_device_block(self._telemetry_columns, _TELEMETRY_FLOATS))
-            self._telemetry_columns = {}
+        if self._lines:
+            block = b"".join(self._lines)
+            self._lines = []
+            read = pa_json.ReadOptions(block_size=max(len(block), 1 << 20), use_threads=False)
+            self._blocks.append(
+                pa_json.read_json(
+                    io.BytesIO(block), read_options=read, parse_options=_PARSE, memory_pool=_POOL
+                )
+            )
+            del block
+            release_freed_memory()
 
     def finish(self) -> RecordTable:
         """The table of every record added."""
         self._flush()
+        table = pa.concat_tables(self._blocks) if self._blocks else _SCHEMA.empty_table()
+        self._blocks = []
+        memory = _per_device(table.column("peak_memory"), DeviceMemory)
+        telemetry = _per_device(table.column("telemetry"), DeviceTelemetry)
+        has_metrics = table.column("metrics").is_valid().to_numpy(zero_copy_only=False)
+        rows = _frame(table.drop_columns(["peak_memory", "telemetry"]).flatten())
+        del table
+        rows["has_metrics"] = has_metrics
+        for name, values in (
+            ("provenance", self._provenance_of),
+            ("speculative", self._speculative_of),
+            ("line", self._line_numbers),
+            ("offset", self._offsets),
+        ):
+            rows[name] = np.array(values, dtype=np.int64)
+        rows["prompt_sha256"] = np.array(self._prompts, dtype=object)
+        release_freed_memory()
         return RecordTable(
-            _concat(self._blocks, _row_block({})),
-            _concat(self._memory, _empty_device_block(MEMORY_FIELDS, ("peak_mib",))),
-            _concat(
-                self._telemetry,
-                _empty_device_block(TELEMETRY_FIELDS, _TELEMETRY_FLOATS),
-            ),
+            rows,
+            memory,
+            telemetry,
             tuple(self._provenance_list),
             tuple(self._speculatives),
         )
 
 
-def _row_block(columns: dict[str, list]) -> pd.DataFrame:
-    frame: dict[str, object] = {}
-    for name in _STRINGS:
-        frame[name] = np.array(columns.get(name, []), dtype=object)
-    for name in _INTEGERS:
-        frame[name] = np.array(columns.get(name, []), dtype=np.int64)
-    for name in _OPTIONAL_INTEGERS:
-        frame[name] = pd.array(columns.get(name, []), dtype="Int64")
-    for name in _FLOATS:
-        frame[name] = np.array(columns.get(name, []), dtype=float)
-    frame["answer_reached"] = pd.array(columns.get("answer_reached", []), dtype="boolean")
-    frame["has_metrics"] = np.array(columns.get("has_metrics", []), dtype=bool)
-    for name in ("provenance", "speculative", "line", "offset"):
-        frame[name] = np.array(columns.get(name, []), dtype=np.int64)
-    return pd.DataFrame(frame)
+def _frame(table: pa.Table) -> pd.DataFrame:
+    """Arrow columns as pandas ones, named as ``RecordTable.rows`` has them: text as Python
+    strings (one object per distinct value), integers that may be missing as ``Int64``,
+    flags that may be missing as ``boolean``. Each Arrow column is let go once converted."""
+    columns: dict[str, object] = {}
+    while table.num_columns:
+        name, column = table.column_names[0], table.column(0)
+        table = table.remove_column(0)
+        parent, _, field = name.partition(".")
+        name = _FLATTENED[parent] + field if field else name
+        kind = column.type
+        if pa.types.is_string(kind):
+            # Ids and labels repeat across thousands of records: each distinct string is
+            # one Python object.
+            encoded = pc.dictionary_encode(column, memory_pool=_POOL).combine_chunks(_POOL)
+            values = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)
+            # A missing value takes the last entry: None.
+            indices = encoded.indices.fill_null(len(values) - 1).to_numpy()
+            picked = values[indices]
+            columns[name] = picked
+        elif pa.types.is_integer(kind) and name not in _REQUIRED_INTEGERS:
+            columns[name] = column.to_pandas(types_mapper={kind: pd.Int64Dtype()}.get).array
+        elif pa.types.is_boolean(kind):
+            columns[name] = column.to_pandas(types_mapper={kind: pd.BooleanDtype()}.get).array
+        else:
+            columns[name] = column.to_numpy()
+        del column
+    return pd.DataFrame(columns, copy=False)
 
 
-def _device_block(columns: dict[str, list], floats: Iterable[str]) -> pd.DataFrame:
-    frame = pd.DataFrame(columns)
-    for name in floats:
-        frame[name] = frame[name].astype(float)
+def _per_device(column: pa.ChunkedArray, model: type[BaseModel]) -> pd.DataFrame:
+    """One row per element of a list column (a device's reading), with ``record``: the row
+    of the record it belongs to."""
+    array_ = column.combine_chunks(memory_pool=_POOL)
+    devices = pc.list_flatten(array_).flatten()
+    frame = _frame(pa.Table.from_arrays(devices, names=list(model.model_fields)))
+    frame.insert(0, "record", pc.list_parent_indices(array_).to_numpy().astype(np.int64))
     return frame
-
-
-def _empty_device_block(fields: Iterable[str], floats: Iterable[str]) -> pd.DataFrame:
-    return _device_block({"record": [], **{name: [] for name in fields}}, floats).astype(
-        {"record": np.int64}
-    )
-
-
-def _concat(blocks: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
-    if not blocks:
-        return empty
-    if len(blocks) == 1:
-        return blocks[0]
-    return pd.concat(blocks, ignore_index=True)

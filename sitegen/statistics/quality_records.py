@@ -80,7 +80,10 @@ def score_quality(
     )
     # Python values with None for missing, as the answer tables have always held.
     scored_rows = scored[list(fields)].astype(object).where(scored[list(fields)].notna(), None)
-    answers, doc_items, documents = [], [], []
+    # Column lists, not a dict per answer: 36,000 row dicts cost more than the table.
+    answers: dict[str, list] = {}
+    doc_items: dict[str, list] = {}
+    documents: dict[str, list] = {}
     problems: dict[str, dict[str, object]] = {}
     for r, record_texts in zip(
         scored_rows.itertuples(index=False), texts(list(scored.index)), strict=True
@@ -109,7 +112,8 @@ def score_quality(
                 },
             )
             score = score_answer(text, r.finish, r.answer_reached, item.problem.answer)
-            answers.append(
+            _append(
+                answers,
                 {
                     **base,
                     "template_id": item.problem.template_id,
@@ -120,28 +124,30 @@ def score_quality(
                     "correct": score.outcome == "correct",
                     # Only compared for identical outputs: the digest, not 2 KB per answer.
                     "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                }
+                },
             )
         else:
             scored = score_document(text, r.finish, r.answer_reached, item.document)
-            documents.append(
+            _append(
+                documents,
                 {
                     **base,
                     "template_id": "document",
                     "outcome": scored.outcome,
                     "correct": scored.passed,
                     "n_correct_items": scored.n_correct,
-                }
+                },
             )
             for item_score in scored.items:
-                doc_items.append(
+                _append(
+                    doc_items,
                     {
                         **base,
                         "template_id": "document",
                         "item": item_score.key,
                         "outcome": item_score.outcome,
                         "correct": item_score.outcome == "correct",
-                    }
+                    },
                 )
     return QualityTables(
         answers=pd.DataFrame(answers),
@@ -150,6 +156,11 @@ def score_quality(
         incomplete_pairs=len(all_pairs - complete),
         problems=pd.DataFrame(sorted(problems.values(), key=lambda row: row["problem_id"])),
     )
+
+
+def _append(columns: dict[str, list], row: dict[str, object]) -> None:
+    for name, value in row.items():
+        columns.setdefault(name, []).append(value)
 
 
 def with_truncation_counts(pairs: pd.DataFrame, answers: pd.DataFrame, by: str) -> pd.DataFrame:

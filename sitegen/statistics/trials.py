@@ -66,7 +66,7 @@ def trials_frame(table: RecordTable) -> pd.DataFrame:
     """One row per record (every role and status), the columns published as
     ``trials.csv``; the row index is the record's index in ``table``."""
     rows = table.rows
-    frame = rows[[c for c in TRIALS_COLUMNS if c in rows.columns]].copy()
+    frame = rows[[c for c in TRIALS_COLUMNS if c in rows.columns]]
     speculative = rows["speculative"]
     frame["speculative_mode"] = speculative.map(lambda i: table.speculatives[i].mode)
     frame["draft_max"] = speculative.map(lambda i: table.speculatives[i].draft_max).astype("Int64")
