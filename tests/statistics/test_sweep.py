@@ -19,6 +19,7 @@ from sitegen.plan.models import (
 )
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.verify import verify_campaign
+from sitegen.statistics import dispersion
 from sitegen.statistics.dispersion import median_ratio_interval, outlier_labels
 from sitegen.statistics.report import make_report
 from sitegen.statistics.sweep import pareto_front, varying_factors
@@ -126,6 +127,20 @@ def test_bootstrap_interval_is_reproducible_and_brackets_the_ratio():
     wider = median_ratio_interval(treatment, baseline, DispersionSpec(confidence=0.99))
     assert wider[0] < low and wider[1] > high
     assert median_ratio_interval(treatment[:1], baseline, spec) is None
+
+
+def test_the_interval_is_the_same_drawn_in_blocks(monkeypatch):
+    """Resamples drawn a block at a time (bounded memory for 400,000 trials) take the same
+    values from the generator as one draw of every resample at once."""
+    rng = np.random.default_rng(3)
+    treatment, baseline = rng.normal(60, 5, 301), rng.normal(50, 5, 257)
+    spec = DispersionSpec(bootstrap_resamples=500, bootstrap_seed=11)
+    generator = np.random.default_rng(spec.bootstrap_seed)
+    top = np.median(generator.choice(treatment, size=(500, len(treatment))), axis=1)
+    bottom = np.median(generator.choice(baseline, size=(500, len(baseline))), axis=1)
+    whole = tuple(float(q) for q in np.quantile(top / bottom, [0.025, 0.975]))
+    monkeypatch.setattr(dispersion, "RESAMPLE_BLOCK", 7 * len(treatment) + 3)
+    assert median_ratio_interval(treatment, baseline, spec) == whole
 
 
 def test_dispersion_fields_keep_older_plan_hashes():
