@@ -16,10 +16,13 @@ changed (validation and signatures run on them).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
+import pandas as pd
 from pydantic import field_validator
 
 from sitegen.errors import DataError, Issue
@@ -182,17 +185,24 @@ class Redactor:
             return text
         if "://" in text:  # most answers hold no address: skip the scan
             text = re.sub(_URL, self._replace, text)
+        # A substring test per known value is far quicker than the pattern on texts that
+        # hold none of them (nearly all answers).
+        if not any(value in text for value in self.known_values):
+            return text
+        assert self._known is not None
+        return self._known.sub(lambda m: self._seen[m[0]], text)
+
+    @property
+    def known_values(self) -> list[str]:
+        """The values relabelled so far that ``scrub_known`` replaces in free text (paths
+        and addresses), longest first; a new list once a value is added."""
         if self._known is None:
             self._known_values = sorted(
                 (v for v in self._seen if "/" in v or ":" in v), key=len, reverse=True
             )
             pattern = "|".join(re.escape(v) for v in self._known_values) or "(?!)"
             self._known = re.compile(rf"(?<![\w.-])(?:{pattern})(?![\w-])")
-        # A substring test per known value is far quicker than the pattern on texts that
-        # hold none of them (nearly all answers).
-        if not any(value in text for value in self._known_values):
-            return text
-        return self._known.sub(lambda m: self._seen[m[0]], text)
+        return self._known_values
 
     def record(self, record: TrialRecord) -> TrialRecord:
         """``record`` as published: pure, the record itself is not changed."""
@@ -255,12 +265,61 @@ class RedactedCampaign(Campaign):
     measured)."""
 
     redactor: Redactor = field(kw_only=True)
+    measured_provenances: tuple[Provenance, ...] = field(kw_only=True)
+    """The distinct provenances as measured (``table.provenances`` holds them as
+    published)."""
 
     def published(self, record: TrialRecord) -> TrialRecord:
         return self.redactor.record(record)
 
     def published_texts(self, texts: RecordTexts) -> dict[str, str | None]:
         return {k: self.redactor.scrub_known(v) for k, v in super().published_texts(texts).items()}
+
+    def line_kept_as_is(self, rows: pd.DataFrame) -> pd.Series:
+        # A failure reason is scrubbed: such a record is written again.
+        return super().line_kept_as_is(rows) & rows["failure_reason"].isna()
+
+    def published_line(self, index: int, line: bytes) -> bytes | None:
+        # Publishing swaps the provenance's JSON for the published one's, and in the rest
+        # of the record (free text) relabels addresses and what was relabelled already: a
+        # line whose rest holds either is written again by the redactor.
+        measured, published = self._provenance_lines[int(self.rows["provenance"].iat[index])]
+        if line.count(measured) != 1:
+            return None
+        before, _, after = line.partition(measured)
+        for rest in (before, after):
+            if b"://" in rest or any(value in rest for value in self._known_in_lines()):
+                return None
+        return before + published + after
+
+    @cached_property
+    def _provenance_lines(self) -> list[tuple[bytes, bytes]]:
+        """Each distinct provenance's JSON as measured and as published."""
+        return [
+            (
+                measured.model_dump_json().encode("utf-8"),
+                published.model_dump_json().encode("utf-8"),
+            )
+            for measured, published in zip(
+                self.measured_provenances, self.table.provenances, strict=True
+            )
+        ]
+
+    def _known_in_lines(self) -> list[bytes]:
+        """The values the redactor relabels in free text, as JSON writes them in a line
+        (encoded again when the redactor has learnt another value)."""
+        values = self.redactor.known_values
+        encoded = self._encoded_known
+        if encoded.get("for") is not values:
+            encoded["for"] = values
+            encoded["lines"] = [
+                json.dumps(v, ensure_ascii=False)[1:-1].encode("utf-8") for v in values
+            ]
+        return encoded["lines"]
+
+    @cached_property
+    def _encoded_known(self) -> dict[str, Any]:
+        return {}
 
 
 def redact_campaign(campaign: Campaign, redactor: Redactor) -> RedactedCampaign:
@@ -276,4 +335,6 @@ def redact_campaign(campaign: Campaign, redactor: Redactor) -> RedactedCampaign:
         "plan": redactor.plan(campaign.plan),
         "table": replace(table, rows=rows),
     }
-    return RedactedCampaign(**fields, redactor=redactor)
+    return RedactedCampaign(
+        **fields, redactor=redactor, measured_provenances=campaign.table.provenances
+    )

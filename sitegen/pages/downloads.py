@@ -30,7 +30,6 @@ import pyarrow.parquet as pq
 from sitegen.pages.safe_json import script_json
 from sitegen.plan.io import canonical_plan_json
 from sitegen.records.layout import MANIFEST_FILE
-from sitegen.records.models import TrialRecord
 from sitegen.statistics.report import Report
 
 ANSWERS_PAGE_SIZE = 50
@@ -169,16 +168,16 @@ def _write_parquet(frame: pd.DataFrame, target: Path) -> None:
             writer.write_table(pa.Table.from_pandas(block, schema=schema, preserve_index=False))
 
 
-def _gzip_records(records: Iterable[TrialRecord], target: Path) -> None:
-    """``records`` as JSON lines gzip-compressed into ``target`` one at a time, with no
-    name or time in the header (same records, same archive)."""
+def _gzip_lines(lines: Iterable[bytes], target: Path) -> None:
+    """``lines`` gzip-compressed into ``target`` one at a time, with no name or time in
+    the header (same records, same archive)."""
     with (
         target.open("wb") as out,
         # Level 6 (zlib's default): level 9, gzip's, takes twice the time for a few percent.
         gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=6) as packed,
     ):
-        for record in records:
-            packed.write((record.model_dump_json() + "\n").encode("utf-8"))
+        for line in lines:
+            packed.write(line)
 
 
 QUALITY_TABLES = (
@@ -229,7 +228,7 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
     campaign = report.campaign
     scratch.mkdir(parents=True, exist_ok=True)
     # From the records and plan as published (redacted), not the files in data/.
-    _gzip_records(campaign.iter_full_records(), scratch / "records.jsonl.gz")
+    _gzip_lines(campaign.iter_published_lines(), scratch / "records.jsonl.gz")
     files = [
         DownloadFile.from_file(
             "records.jsonl.gz", "jsonl.gz", "records", scratch / "records.jsonl.gz"

@@ -129,6 +129,33 @@ class Campaign:
                 handle.seek(int(offsets[index]))
                 yield self.published(TrialRecord.model_validate_json(handle.readline()))
 
+    def iter_published_lines(self) -> Iterator[bytes]:
+        """Every record as published, one JSON line each, in file order: the line itself
+        where it is exactly the record as sitegen writes it and publishing changes
+        nothing in it, else the record read back, published and written again."""
+        rows = self.rows
+        offsets = rows["offset"].to_numpy()
+        kept = self.line_kept_as_is(rows).to_numpy()
+        with self.records_path.open("rb") as handle:
+            for index, offset in enumerate(offsets):
+                handle.seek(int(offset))
+                line = handle.readline()
+                published = self.published_line(index, line) if kept[index] else None
+                if published is None:
+                    record = self.published(TrialRecord.model_validate_json(line))
+                    published = (record.model_dump_json() + "\n").encode("utf-8")
+                yield published
+
+    def line_kept_as_is(self, rows: pd.DataFrame) -> pd.Series:
+        """Per record, whether ``published_line`` may publish its line (else it is read
+        back and written again)."""
+        return rows["canonical"]
+
+    def published_line(self, index: int, line: bytes) -> bytes | None:
+        """The line of the record at ``index`` as published, or ``None`` where the
+        record must be read back to publish it."""
+        return line if line.endswith(b"\n") else line + b"\n"
+
     def iter_texts(self, indices: Iterable[int]) -> Iterator[dict[str, str | None]]:
         """The prompt, answer and thinking texts (``TEXTS``) of the records at ``indices``,
         in that order, read back from ``records.jsonl`` (only the texts are parsed)."""

@@ -80,9 +80,11 @@ _SCHEMA = pa.schema(
     ]
 )
 _PARSE = pa_json.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="ignore")
-_POOL = pa.system_memory_pool()
-"""Arrow's memory for the records: the C library's allocator, which gives freed blocks
-back to later allocations of the build (the default pool holds on to them)."""
+# Arrow's memory (these columns, and pandas' text columns) from the C library's
+# allocator: blocks freed by one stage of a build are reused by the next and given back
+# by ``release_freed_memory``, where Arrow's default pool keeps them (30 MB at 40,000
+# records).
+pa.set_memory_pool(pa.system_memory_pool())
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,9 @@ class RecordTable:
     """One row per record (index 0…n-1, file order): every scalar field of the record
     flattened (``metrics.gen_tps`` → ``gen_tps``, ``sampling.seed`` → ``seed``,
     ``round.size`` → ``round_size``), ``has_metrics``, ``provenance`` and ``speculative``
-    (indices into the lists below), ``prompt_sha256`` (the prompt text's hash), and the
-    record's ``line`` number and byte ``offset`` in ``records.jsonl``."""
+    (indices into the lists below), ``prompt_sha256`` (the prompt text's hash), the
+    record's ``line`` number and byte ``offset`` in ``records.jsonl``, and ``canonical``:
+    whether the line is exactly the record as sitegen writes it."""
     peak_memory: pd.DataFrame
     """One row per record × device reading: ``record`` (row of ``rows``) and the fields of
     ``DeviceMemory``."""
@@ -167,6 +170,7 @@ class TableBuilder:
         self._provenance_of = array("q")
         self._speculative_of = array("q")
         self._prompts: list[str | None] = []
+        self._canonical = array("b")
         self._provenances: dict[str, int] = {}
         self._provenance_list: list[Provenance] = []
         self._speculatives: dict[SpeculativeSpec, int] = {}
@@ -175,6 +179,8 @@ class TableBuilder:
         """Keep one validated record: ``line`` is its JSON (line ``number`` of the file, at
         byte ``offset``)."""
         self._lines.append(line if line.endswith(b"\n") else line + b"\n")
+        # As the store writes it: a download may then publish the line itself.
+        self._canonical.append(record.model_dump_json().encode("utf-8") == line.rstrip(b"\n"))
         self._line_numbers.append(number)
         self._offsets.append(offset)
         self._provenance_of.append(self._provenance_index(record.provenance))
@@ -201,9 +207,7 @@ class TableBuilder:
             self._lines = []
             read = pa_json.ReadOptions(block_size=max(len(block), 1 << 20), use_threads=False)
             self._blocks.append(
-                pa_json.read_json(
-                    io.BytesIO(block), read_options=read, parse_options=_PARSE, memory_pool=_POOL
-                )
+                pa_json.read_json(io.BytesIO(block), read_options=read, parse_options=_PARSE)
             )
             del block
             release_freed_memory()
@@ -227,6 +231,7 @@ class TableBuilder:
         ):
             rows[name] = np.array(values, dtype=np.int64)
         rows["prompt_sha256"] = np.array(self._prompts, dtype=object)
+        rows["canonical"] = np.array(self._canonical, dtype=bool)
         release_freed_memory()
         return RecordTable(
             rows,
@@ -251,7 +256,7 @@ def _frame(table: pa.Table) -> pd.DataFrame:
         if pa.types.is_string(kind):
             # Ids and labels repeat across thousands of records: each distinct string is
             # one Python object.
-            encoded = pc.dictionary_encode(column, memory_pool=_POOL).combine_chunks(_POOL)
+            encoded = pc.dictionary_encode(column).combine_chunks()
             values = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)
             # A missing value takes the last entry: None.
             indices = encoded.indices.fill_null(len(values) - 1).to_numpy()
@@ -270,7 +275,7 @@ def _frame(table: pa.Table) -> pd.DataFrame:
 def _per_device(column: pa.ChunkedArray, model: type[BaseModel]) -> pd.DataFrame:
     """One row per element of a list column (a device's reading), with ``record``: the row
     of the record it belongs to."""
-    array_ = column.combine_chunks(memory_pool=_POOL)
+    array_ = column.combine_chunks()
     devices = pc.list_flatten(array_).flatten()
     frame = _frame(pa.Table.from_arrays(devices, names=list(model.model_fields)))
     frame.insert(0, "record", pc.list_parent_indices(array_).to_numpy().astype(np.int64))

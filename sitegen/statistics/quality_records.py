@@ -68,6 +68,48 @@ def score_quality(
     complete = {key for key, found in sides.items() if found == {"off", "on"}}
     all_pairs = set(zip(measured["input_id"], measured["repetition"], strict=True))
     scored = ok[[key in complete for key in zip(ok["input_id"], ok["repetition"], strict=True)]]
+    problems: dict[str, dict[str, object]] = {}
+    tables: dict[str, list[pd.DataFrame]] = {"answers": [], "document_items": [], "documents": []}
+    # A block at a time: each block's values become columns before the next is scored, so
+    # the Python objects alive at once stay few (400,000 answers would scatter them).
+    for start in range(0, len(scored), SCORE_BLOCK):
+        block = scored.iloc[start : start + SCORE_BLOCK]
+        scored_block = _score_block(block, texts(list(block.index)), items, factor_of, problems)
+        for name, columns in scored_block.items():
+            if columns:
+                tables[name].append(pd.DataFrame(columns))
+    return QualityTables(
+        answers=_concat(tables["answers"]),
+        document_items=_concat(tables["document_items"]),
+        documents=_concat(tables["documents"]),
+        incomplete_pairs=len(all_pairs - complete),
+        problems=pd.DataFrame(sorted(problems.values(), key=lambda row: row["problem_id"])),
+    )
+
+
+SCORE_BLOCK = 4096
+"""Answers scored at a time."""
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The blocks as one table with the types one table of all rows would have (a block
+    whose column is all missing is untyped until then)."""
+    if not frames:
+        return pd.DataFrame()
+    if len(frames) == 1:
+        return frames[0]
+    return pd.concat(frames, ignore_index=True).infer_objects()
+
+
+def _score_block(
+    block: pd.DataFrame,
+    block_texts: Iterable[dict[str, str | None]],
+    items: dict[str, PlanItem],
+    factor_of: dict[str, str],
+    problems: dict[str, dict[str, object]],
+) -> dict[str, dict[str, list]]:
+    """The scored answers, document items and documents of one block of records, as
+    column lists; each problem's description is added to ``problems``."""
     fields = (
         "input_id",
         "repetition",
@@ -79,15 +121,11 @@ def score_quality(
         "order_index",
     )
     # Python values with None for missing, as the answer tables have always held.
-    scored_rows = scored[list(fields)].astype(object).where(scored[list(fields)].notna(), None)
-    # Column lists, not a dict per answer: 36,000 row dicts cost more than the table.
+    block_rows = block[list(fields)].astype(object).where(block[list(fields)].notna(), None)
     answers: dict[str, list] = {}
     doc_items: dict[str, list] = {}
     documents: dict[str, list] = {}
-    problems: dict[str, dict[str, object]] = {}
-    for r, record_texts in zip(
-        scored_rows.itertuples(index=False), texts(list(scored.index)), strict=True
-    ):
+    for r, record_texts in zip(block_rows.itertuples(index=False), block_texts, strict=True):
         text = record_texts["text"] or ""
         item = items[r.input_id]
         base = {
@@ -149,13 +187,7 @@ def score_quality(
                         "correct": item_score.outcome == "correct",
                     },
                 )
-    return QualityTables(
-        answers=pd.DataFrame(answers),
-        document_items=pd.DataFrame(doc_items),
-        documents=pd.DataFrame(documents),
-        incomplete_pairs=len(all_pairs - complete),
-        problems=pd.DataFrame(sorted(problems.values(), key=lambda row: row["problem_id"])),
-    )
+    return {"answers": answers, "document_items": doc_items, "documents": documents}
 
 
 def _append(columns: dict[str, list], row: dict[str, object]) -> None:

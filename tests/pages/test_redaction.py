@@ -32,6 +32,7 @@ from tests.sitefixtures import (
     publishable_campaign,
     read_records,
     report_address,
+    resign,
     write_records,
 )
 
@@ -369,3 +370,43 @@ def test_an_answer_keeps_its_words_when_a_host_shares_them():
     assert published.text.startswith(
         "Answer: run it on a vm with a gpu, or ask http://localhost:port-"
     )
+
+
+def test_published_lines_are_the_records_published_and_written_again(tmp_path):
+    """The download keeps a record's own line where publishing changes only its
+    provenance; a line quoting a relabelled path or an address, or with a failure
+    reason, is written again: both give the bytes of the published record."""
+    texts = iter([f"the model at {MODEL_PATH} answered", f"see {BASE_URL}/v1 for more"])
+
+    def quoting(record: dict) -> None:
+        _relabel(record)
+        if record["status"] == "ok" and record["role"] == "measured":
+            record["text"] = next(texts, record["text"])
+
+    make = make_plan(
+        name="machine",
+        conditions=[
+            ConditionSpec(id="off", context_capacity=512),
+            ConditionSpec(
+                id="failing", context_capacity=512, engine_options={"fail_input": "question two"}
+            ),
+        ],
+    )
+    path = publishable_campaign(tmp_path / "data", make, mutate=quoting)
+    # As the store writes records (the fixture's JSON has other spacing).
+    records = [TrialRecord.model_validate(r) for r in read_records(path)]
+    path.write_bytes(b"".join((r.model_dump_json() + "\n").encode() for r in records))
+    resign(path.parent)
+    (campaign,), _ = read_campaigns(tmp_path / "data")
+    published = redact_campaign(campaign, Redactor(RedactPolicy()))
+    lines = list(published.iter_published_lines())
+    expected = [(r.model_dump_json() + "\n").encode() for r in published.iter_full_records()]
+    assert lines == expected
+    assert HOST.encode() not in b"".join(lines) and MODEL_PATH.encode() not in b"".join(lines)
+    raw = (campaign.records_path).read_bytes().splitlines(keepends=True)
+    reused = [
+        index
+        for index, offset in enumerate(campaign.rows["line"])
+        if published.published_line(index, raw[offset - 1]) is not None
+    ]
+    assert 0 < len(reused) < len(lines)  # both ways were taken
