@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 
 _LOG_PREFIX = re.compile(r"^\d+(?:\.\d+){3} (?P<level>[A-Z]) +")
 """llama.cpp's log prefix: time since start and level (``0.00.005.938 E ``)."""
@@ -22,6 +23,8 @@ READ_AT_MOST = 1 << 20
 """Bytes of native output read back (a load prints a few KB)."""
 QUOTED_AT_MOST = 300
 """Characters of the quoted line."""
+WAIT_FOR_ERROR_S = 1.0
+"""How long a failure waits for llama.cpp's log thread to write its cause."""
 
 
 def error_line(output: str, last_resort: bool = True) -> str | None:
@@ -55,14 +58,27 @@ class NativeOutput:
         self._start = status.st_size if status and stat.S_ISREG(status.st_mode) else None
 
     def error_line(self) -> str | None:
-        """The error line printed since this object was made (see ``error_line``)."""
+        """The error line printed since this object was made (see ``error_line``). llama.cpp
+        logs from a thread of its own, which may still be writing the cause when the
+        failure reaches Python: the output is read again until an error line is there, for
+        at most ``WAIT_FOR_ERROR_S``."""
         if self._start is None:
             return None
+        deadline = time.monotonic() + WAIT_FOR_ERROR_S
+        while True:
+            output = self._written()
+            if output is None:
+                return None
+            found = error_line(output, last_resort=False)
+            if found is not None or time.monotonic() >= deadline:
+                return found or error_line(output)
+            time.sleep(0.02)
+
+    def _written(self) -> str | None:
         try:
             # Opened anew by its descriptor's name: the descriptor itself is write-only.
             with open("/dev/fd/2", "rb") as written:
                 written.seek(self._start)
-                output = written.read(READ_AT_MOST)
+                return written.read(READ_AT_MOST).decode("utf-8", errors="replace")
         except OSError:
             return None
-        return error_line(output.decode("utf-8", errors="replace"))
