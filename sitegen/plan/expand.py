@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,7 +36,13 @@ class TrialSpec:
 
 
 def expand_trials(plan: Plan) -> list[TrialSpec]:
-    """Every planned request in run order; ids are stable so a campaign can resume.
+    """Every planned request in run order (``iter_trials``)."""
+    return list(iter_trials(plan))
+
+
+def iter_trials(plan: Plan) -> Iterator[TrialSpec]:
+    """Every planned request in run order, one at a time; ids are stable so a campaign can
+    resume.
 
     Speed trials come first (sequential blocks or interleaved rounds in the plan's
     ``round_order``), then the quality pairs: each problem × seed under the off and on
@@ -88,8 +95,8 @@ def expand_trials(plan: Plan) -> list[TrialSpec]:
                     measured(condition_id, item.item_id, k)
                 pair_index += 1
 
-    return [
-        TrialSpec(
+    for index, (condition_id, input_id, role, repetition, seed, user, users) in enumerate(planned):
+        yield TrialSpec(
             trial_id=_trial_id(condition_id, input_id, role, repetition, user, users),
             condition_id=condition_id,
             input_id=input_id,
@@ -100,10 +107,6 @@ def expand_trials(plan: Plan) -> list[TrialSpec]:
             user=user,
             concurrency=users,
         )
-        for index, (condition_id, input_id, role, repetition, seed, user, users) in enumerate(
-            planned
-        )
-    ]
 
 
 def _trial_id(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from sitegen.plan.expand import expand_trials
+from sitegen.plan.expand import iter_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
@@ -582,7 +582,7 @@ def make_report(campaign: Campaign) -> Report:
             health,
         ),
         excluded=excluded_counts(
-            frame, [t.trial_id for t in expand_trials(plan) if t.role == "measured"]
+            frame, (t.trial_id for t in iter_trials(plan) if t.role == "measured")
         ),
         quality=summarize_quality(
             plan, score_quality(plan, items, campaign.rows, campaign.iter_texts)

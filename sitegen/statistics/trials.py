@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import groupby
 from typing import Literal
 
@@ -144,17 +145,22 @@ def usable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[enters_statistics(frame)]
 
 
-def excluded_counts(frame: pd.DataFrame, planned: list[str]) -> dict[str, int]:
+def excluded_counts(frame: pd.DataFrame, planned: Iterable[str]) -> dict[str, int]:
     """Warm-ups and failed attempts, counted for the page (C-EXCLUDED), beside the
-    measured trials that enter the statistics, the ``planned`` measured trials and those of
-    them without any record yet (a campaign still running, or stopped)."""
+    measured trials that enter the statistics, the ``planned`` measured trials (ids, read
+    once) and those of them without any record yet (a campaign still running, or
+    stopped)."""
     recorded = set(frame["trial_id"]) if len(frame) else set()
+    planned_count = missing = 0
+    for trial_id in planned:
+        planned_count += 1
+        missing += trial_id not in recorded
     return {
         "warmup": int((frame["role"] == "warmup").sum()),
         "failed": int(((frame["role"] == "measured") & (frame["status"] == "failed")).sum()),
         "measured": int(len(usable(frame))),
-        "planned": len(planned),
-        "missing": sum(trial_id not in recorded for trial_id in planned),
+        "planned": planned_count,
+        "missing": missing,
     }
 
 
