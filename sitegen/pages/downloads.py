@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from sitegen.pages.safe_json import script_json
 from sitegen.plan.io import canonical_plan_json
 from sitegen.records.layout import MANIFEST_FILE
+from sitegen.records.table import release_freed_memory
 from sitegen.statistics.report import Report
 
 ANSWERS_PAGE_SIZE = 50
@@ -115,7 +116,7 @@ def _is_text(column: pd.Series) -> bool:
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose text columns are neutralised (``neutralise_cell``);
     numeric and boolean columns are unchanged, so negative numbers stay numbers."""
-    safe = frame.copy()
+    safe = frame.copy(deep=False)  # copy on write: the columns neutralised are new
     for name in safe.columns:
         if _is_text(safe[name]):
             safe[name] = _neutralise_column(safe[name])
@@ -255,6 +256,7 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
         for kind, write in (("csv", _write_csv), ("parquet", _write_parquet)):
             path = scratch / f"{table}.{kind}"
             write(frame, path)
+            release_freed_memory()
             files.append(DownloadFile.from_file(path.name, kind, table, path))
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
     files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))
