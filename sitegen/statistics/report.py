@@ -206,14 +206,16 @@ class Report:
             if (c.baseline, c.input_id) in rows and (c.treatment, c.input_id) in rows
         ]
 
-    @cached_property
+    @property
     def memory_trials(self) -> pd.DataFrame:
-        """Peak memory per record and device (every record, like ``trials``)."""
+        """Peak memory per record and device (every record, like ``trials``); made when
+        asked (for the download), not kept."""
         return memory_frame(self.campaign.table)
 
-    @cached_property
+    @property
     def telemetry_trials(self) -> pd.DataFrame:
-        """Device telemetry per record and device (every record, like ``trials``)."""
+        """Device telemetry per record and device (every record, like ``trials``); made
+        when asked (for the summary and the download), not kept."""
         return telemetry_frame(self.campaign.table)
 
     @cached_property
