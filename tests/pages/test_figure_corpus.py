@@ -20,15 +20,9 @@ import yaml
 
 from sitegen.build import RenderedSite, render_site
 from sitegen.errors import ConfigError, DataError
-from sitegen.pages.content import content_environment
-from sitegen.pages.directives import Directives, html_environment
-from sitegen.pages.i18n import LANGUAGES
-from sitegen.pages.render import render_page, report_pages
-from sitegen.pages.sources import load_sources
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
-from sitegen.project import content_search_path, packaged_theme
 from tests.conftest import make_plan
-from tests.pages.test_content_policy import append, refused
+from tests.pages.test_content_policy import append, page_refused, refused
 from tests.sitefixtures import (
     PROJECT,
     copy_project,
@@ -56,32 +50,6 @@ def site(data) -> RenderedSite:
 @pytest.fixture
 def project(tmp_path) -> Path:
     return copy_project(tmp_path / "project")
-
-
-def page_refused(site: RenderedSite, project: Path) -> str:
-    """The refusal of ``project``'s report summary page (``INDEX``), rendered in both
-    languages as the build renders it over ``site``'s report: the error the build raises."""
-    (report,) = site.reports
-    content = content_environment(content_search_path(project))
-    partials = html_environment(str(packaged_theme() / "partials"))
-    issues = []
-    try:
-        sources = load_sources(project / "content")
-    except DataError as exc:  # content/sources.yaml
-        return str(exc)
-    for lang in LANGUAGES:
-        directives = Directives(
-            partials,
-            site.catalogs[lang],
-            report,
-            site.reports,
-            site_root="../../" if lang == LANGUAGES[0] else "../../../",
-            report_pages=report_pages(report),
-            sources=sources,
-        )
-        issues += render_page(content, f"{lang}/{INDEX}", directives)[1]
-    assert issues, "the page was published"
-    return str(DataError(issues))
 
 
 def published_page(data: Path, project: Path, lang: str = "en") -> str:
