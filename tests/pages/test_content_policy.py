@@ -122,10 +122,17 @@ PROSE_FIGURES = [
 
 
 @pytest.mark.parametrize(("prose", "named"), PROSE_FIGURES)
-def test_figures_in_prose_are_refused(data, project, prose, named):
+def test_figures_in_prose_are_refused(site, project, prose, named):
     append(project, "report/index.md", prose)
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "[C-FIGURE] content/ja/report/index.md" in message and named in message
+
+
+def test_the_build_refuses_a_figure_in_prose_naming_the_page_in_both_languages(data, project):
+    append(project, "report/index.md", "MTP halves generation time.")
+    message = refused(data, project)
+    assert "[C-FIGURE] content/ja/report/index.md → prose" in message
+    assert "[C-FIGURE] content/en/report/index.md → prose" in message and "halves" in message
 
 
 def test_home_page_figures_are_refused_too(data, project):
