@@ -298,7 +298,7 @@ def _cure(damage: str, bad: Path, data: Path) -> str:
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
-def test_an_unreadable_campaign_is_one_line_with_its_cure_and_skip_builds_the_rest(
+def test_an_unreadable_campaign_is_one_line_with_its_cure_and_skip_checks_the_rest(
     tmp_path, capsys, damage
 ):
     data = tmp_path / "data"
@@ -311,6 +311,12 @@ def test_an_unreadable_campaign_is_one_line_with_its_cure_and_skip_builds_the_re
     ]
     assert main(["check", "--data", str(data), "--skip", bad.name]) == 0
     assert capsys.readouterr().out.startswith("ok: 1 campaign(s)")
+
+
+def test_skip_builds_the_rest(tmp_path, capsys):
+    # Once for every damage: a skipped campaign is neither read nor an input of the build.
+    data = tmp_path / "data"
+    good, bad = _good_and_damaged(data, "corrupt middle line")
     site = tmp_path / "site"
     arguments = ["build", "--data", str(data), "--site", str(site), "--version", "v1"]
     assert main([*arguments, "--skip", bad.name]) == 0, capsys.readouterr().err

@@ -94,29 +94,9 @@ def render_docs(
     issues: list[Issue] = []
 
     def render(template_name: str, directives: Directives) -> str | None:
-        calls = DirectiveCalls()
-        functions = {name: calls.wrap(f) for name, f in directives.functions().items()}
-        try:
-            text = content.get_template(template_name).render(**functions)
-        except jinja2.TemplateNotFound as exc:
-            issues.append(Issue(f"content/{exc.name}", "missing content page", "content"))
-            return None
-        except (jinja2.TemplateError, TypeError) as exc:
-            issues.append(Issue(f"content/{template_name}", str(exc), "directive"))
-            return None
-        except RecursionError:
-            issues.append(
-                Issue(
-                    f"content/{template_name}",
-                    "a macro or include calls itself without end",
-                    "directive",
-                )
-            )
-            return None
-        prose = render_prose(text)
-        issues.extend(Issue(f"content/{template_name}", p, "content") for p in prose.problems)
-        issues.extend(check_prose(template_name, prose.text))
-        return calls.substitute(prose.markdown)
+        text, found = render_page(content, template_name, directives)
+        issues.extend(found)
+        return text
 
     issues.extend(check_content_languages(project_dir / "content"))
     downloads = {
@@ -175,6 +155,29 @@ def render_docs(
     for name, data in schema_files().items():
         docs[f"schema/{name}"] = data
     return docs
+
+
+def render_page(
+    content: jinja2.Environment, template_name: str, directives: Directives
+) -> tuple[str | None, list[Issue]]:
+    """One content page (``<lang>/…md`` of ``content``, a ``content_environment``) with
+    ``directives``: its Markdown (``None`` when the template cannot render) and the issues
+    of its prose (C-FIGURE, raw HTML …) or template, each naming the page."""
+    calls = DirectiveCalls()
+    functions = {name: calls.wrap(f) for name, f in directives.functions().items()}
+    try:
+        text = content.get_template(template_name).render(**functions)
+    except jinja2.TemplateNotFound as exc:
+        return None, [Issue(f"content/{exc.name}", "missing content page", "content")]
+    except (jinja2.TemplateError, TypeError) as exc:
+        return None, [Issue(f"content/{template_name}", str(exc), "directive")]
+    except RecursionError:
+        why = "a macro or include calls itself without end"
+        return None, [Issue(f"content/{template_name}", why, "directive")]
+    prose = render_prose(text)
+    issues = [Issue(f"content/{template_name}", p, "content") for p in prose.problems]
+    issues.extend(check_prose(template_name, prose.text))
+    return calls.substitute(prose.markdown), issues
 
 
 def check_content_languages(content_dir: Path) -> list[Issue]:

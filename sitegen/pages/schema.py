@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -44,12 +45,19 @@ def _schema(name: str, model: type[BaseModel]) -> dict:
 
 def schema_files() -> dict[str, bytes]:
     """``<name>.schema.json`` → bytes, deterministic."""
-    return {
-        f"{name}.schema.json": (
-            json.dumps(_schema(name, model), ensure_ascii=False, indent=2) + "\n"
-        ).encode("utf-8")
+    return dict(_schema_files())
+
+
+@cache
+def _schema_files() -> tuple[tuple[str, bytes], ...]:
+    # The models are the code's: generated once a process, not at every build or check.
+    return tuple(
+        (
+            f"{name}.schema.json",
+            (json.dumps(_schema(name, model), ensure_ascii=False, indent=2) + "\n").encode(),
+        )
         for name, model in SCHEMA_MODELS.items()
-    }
+    )
 
 
 def write_json_schemas(out: Path) -> list[Path]:
@@ -64,6 +72,12 @@ def write_json_schemas(out: Path) -> list[Path]:
 
 def field_dictionary(model: type[BaseModel]) -> list[tuple[str, str, str]]:
     """(dotted field path, type, description) for every field, nested models expanded."""
+    return list(_field_dictionary(model))
+
+
+@cache
+def _field_dictionary(model: type[BaseModel]) -> tuple[tuple[str, str, str], ...]:
+    # A model's schema is the code's: generated once a process, not at every build.
     schema = model.model_json_schema()
     definitions = schema.get("$defs", {})
     rows: list[tuple[str, str, str]] = []
@@ -100,7 +114,7 @@ def field_dictionary(model: type[BaseModel]) -> list[tuple[str, str, str]]:
                 walk(nested, f"{path}{'[]' if _is_array(prop) else ''}.")
 
     walk(schema, "")
-    return rows
+    return tuple(rows)
 
 
 def _is_array(prop: dict) -> bool:

@@ -23,9 +23,10 @@ from sitegen.plan.models import (
 )
 
 
-class _PlanYamlLoader(yaml.SafeLoader):
+class _PlanYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     """YAML with only ``true``/``false`` as booleans (as in YAML 1.2), so ``mode: off`` and a
-    label ``off:`` stay strings instead of turning into ``False``."""
+    label ``off:`` stay strings instead of turning into ``False``; parsed by libyaml where
+    PyYAML has it, like every other YAML sitegen reads (``yaml_text``)."""
 
 
 _PlanYamlLoader.yaml_implicit_resolvers = {

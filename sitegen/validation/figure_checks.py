@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -90,16 +91,34 @@ def _no_figures_in_comparison_titles(project_dir: Path) -> list[Issue]:
 def _no_figures_in_catalog_strings(project_dir: Path) -> list[Issue]:
     """Catalog strings the code shows as they are (no ``{value}`` filled in): the packaged
     catalog's and those the project replaces."""
+    issues: list[Issue] = []
+    for theme in (packaged_theme(), project_dir / "theme"):
+        for lang in LANGUAGES:
+            path = theme / "i18n" / f"{lang}.yml"
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError:
+                continue  # missing: the catalog loader reports it
+            issues += _catalog_file_issues(str(path), text)
+    return issues
 
-    def fields() -> Iterator[tuple[str, object]]:
-        for theme in (packaged_theme(), project_dir / "theme"):
-            for lang in LANGUAGES:
-                path = theme / "i18n" / f"{lang}.yml"
-                for key, text in _yaml_mapping(path).items():
-                    if not has_placeholders(str(text)):
-                        yield f"{path} → {key}", text
 
-    return _figure_issues(fields())
+@lru_cache(maxsize=16)
+def _catalog_file_issues(path: str, text: str) -> tuple[Issue, ...]:
+    """The issues of one catalog file with this text: a pure function of both, kept, as the
+    packaged catalog (hundreds of strings) is the same at every build of a process."""
+    try:
+        loaded = load_yaml(text)
+    except yaml.YAMLError:
+        return ()  # the catalog loader reports it
+    strings = loaded if isinstance(loaded, dict) else {}
+    return tuple(
+        _figure_issues(
+            (f"{path} → {key}", value)
+            for key, value in strings.items()
+            if not has_placeholders(str(value))
+        )
+    )
 
 
 SITE_TEXT_SETTINGS = ("copyright", "site_description", "site_author", "repo_name")

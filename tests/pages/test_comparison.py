@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import render_site
+from sitegen.build import RenderedSite, render_site
 from sitegen.errors import DataError
 from sitegen.pages.render import check_rendered
+from sitegen.statistics.comparison import CrossCampaign
 from tests.conftest import make_plan
 from tests.sitefixtures import copy_project, publishable_campaign
 
@@ -47,12 +48,28 @@ def project_with(root: Path, **specs: dict) -> Path:
 TITLE = {"ja": "ホスト比較", "en": "Hosts compared"}
 
 
-def test_three_campaigns_are_a_configuration_comparison_without_a_ratio(tmp_path):
-    data = three_campaigns(tmp_path)
-    project = project_with(
-        tmp_path, hosts={"id": "hosts", "title": TITLE, "campaigns": ["b200", "h100x2", "http"]}
-    )
-    site = render_site(data, project)
+@pytest.fixture(scope="module")
+def three(tmp_path_factory) -> Path:
+    """``three_campaigns``, read only by the tests."""
+    return three_campaigns(tmp_path_factory.mktemp("three"))
+
+
+@pytest.fixture(scope="module")
+def hosts_and_gpus(three, tmp_path_factory) -> RenderedSite:
+    """The site of ``three`` declaring two comparisons: all three campaigns (``hosts``) and
+    the two in-process ones with the devices as the declared factor (``gpus``)."""
+    hosts = {"id": "hosts", "title": TITLE, "campaigns": ["b200", "h100x2", "http"]}
+    gpus = {"id": "gpus", "title": TITLE, "campaigns": ["b200", "h100x2"], "factor": "devices"}
+    project = project_with(tmp_path_factory.mktemp("hosts-and-gpus"), hosts=hosts, gpus=gpus)
+    return render_site(three, project)
+
+
+def comparison(site: RenderedSite, comparison_id: str) -> CrossCampaign:
+    return next(c for c in site.comparisons if c.spec.id == comparison_id)
+
+
+def test_three_campaigns_are_a_configuration_comparison_without_a_ratio(hosts_and_gpus):
+    site = hosts_and_gpus
     page = site.docs["compare/hosts/index.en.md"].decode()
     assert page.count('data-claim="configuration-comparison"') == 4  # 2 conditions × 2 inputs
     assert 'data-differing="engine,interface,devices"' in page
@@ -61,14 +78,12 @@ def test_three_campaigns_are_a_configuration_comparison_without_a_ratio(tmp_path
     assert "compare/hosts/index.md" in site.docs  # ja too
 
 
-def test_a_ratio_only_when_exactly_the_declared_factor_differs(tmp_path):
-    data = three_campaigns(tmp_path)
-    spec = {"id": "gpus", "title": TITLE, "campaigns": ["b200", "h100x2"], "factor": "devices"}
-    site = render_site(data, project_with(tmp_path, gpus=spec))
+def test_a_ratio_only_when_exactly_the_declared_factor_differs(hosts_and_gpus):
+    site = hosts_and_gpus
     page = site.docs["compare/gpus/index.en.md"].decode()
     assert page.count('data-claim="speed-ratio" data-factor-only="true"') == 4
-    assert site.comparisons[0].warnings == []
-    row = site.comparisons[0].rows[0]
+    assert comparison(site, "gpus").warnings == []
+    row = comparison(site, "gpus").rows[0]
     assert row.differing == ("devices",) and row.ratios[1] == pytest.approx(
         row.cells[1].median / row.cells[0].median
     )
@@ -98,8 +113,8 @@ def test_location_options_are_never_a_difference(tmp_path):
     assert all(row.differing == () for row in site.comparisons[0].rows)
 
 
-def test_a_bad_declaration_names_the_file_and_field(tmp_path):
-    data = three_campaigns(tmp_path)
+def test_a_bad_declaration_names_the_file_and_field(three, tmp_path):
+    data = three
     project = project_with(
         tmp_path,
         bad={"id": "bad", "title": TITLE, "campaigns": ["b200", "nope"], "factor": "colour"},

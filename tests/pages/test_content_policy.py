@@ -9,12 +9,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import render_site
+from sitegen.build import RenderedSite, render_site
 from sitegen.errors import DataError
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.directives import markdown_inline_text
+from sitegen.pages.content import content_environment
+from sitegen.pages.directives import Directives, html_environment, markdown_inline_text
+from sitegen.pages.i18n import LANGUAGES
 from sitegen.pages.mkdocs import site_config
+from sitegen.pages.render import render_page, report_pages
+from sitegen.pages.sources import load_sources
 from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.project import content_search_path, packaged_theme
 from sitegen.text import Bilingual
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, copy_project, project_page, publishable_campaign
@@ -26,10 +31,18 @@ def project(tmp_path) -> Path:
     return copy_project(tmp_path / "project")
 
 
-@pytest.fixture
-def data(tmp_path) -> Path:
-    publishable_campaign(tmp_path / "data")
-    return tmp_path / "data"
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    """One publishable campaign, read only by the tests."""
+    root = tmp_path_factory.mktemp("content-policy") / "data"
+    publishable_campaign(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(data) -> RenderedSite:
+    """The demo project's site of ``data``."""
+    return render_site(data, PROJECT)
 
 
 def append(project: Path, page: str, text: str, langs=("ja", "en")) -> None:
@@ -42,6 +55,33 @@ def refused(data: Path, project: Path) -> str:
     with pytest.raises(DataError) as caught:
         render_site(data, project)
     return str(caught.value)
+
+
+def page_refused(site: RenderedSite, project: Path) -> str:
+    """The refusal of ``project``'s report summary page (``report/index.md``), rendered in
+    both languages as the build renders it (``render_page``) over the report of ``site``:
+    the error the build raises, without rendering the whole site again."""
+    (report,) = site.reports
+    content = content_environment(content_search_path(project))
+    partials = html_environment(str(packaged_theme() / "partials"))
+    issues = []
+    try:
+        sources = load_sources(project / "content")
+    except DataError as exc:  # content/sources.yaml
+        return str(exc)
+    for lang in LANGUAGES:
+        directives = Directives(
+            partials,
+            site.catalogs[lang],
+            report,
+            site.reports,
+            site_root="../../" if lang == LANGUAGES[0] else "../../../",
+            report_pages=report_pages(report),
+            sources=sources,
+        )
+        issues += render_page(content, f"{lang}/report/index.md", directives)[1]
+    assert issues, "the page was published"
+    return str(DataError(issues))
 
 
 SANDBOX_ESCAPES = [
@@ -59,9 +99,9 @@ SANDBOX_ESCAPES = [
 
 
 @pytest.mark.parametrize("escape", SANDBOX_ESCAPES)
-def test_content_templates_cannot_reach_data(data, project, escape):
+def test_content_templates_cannot_reach_data(site, project, escape):
     append(project, "report/index.md", escape)
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "content/ja/report/index.md" in message
 
 
@@ -82,10 +122,17 @@ PROSE_FIGURES = [
 
 
 @pytest.mark.parametrize(("prose", "named"), PROSE_FIGURES)
-def test_figures_in_prose_are_refused(data, project, prose, named):
+def test_figures_in_prose_are_refused(site, project, prose, named):
     append(project, "report/index.md", prose)
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "[C-FIGURE] content/ja/report/index.md" in message and named in message
+
+
+def test_the_build_refuses_a_figure_in_prose_naming_the_page_in_both_languages(data, project):
+    append(project, "report/index.md", "MTP halves generation time.")
+    message = refused(data, project)
+    assert "[C-FIGURE] content/ja/report/index.md → prose" in message
+    assert "[C-FIGURE] content/en/report/index.md → prose" in message and "halves" in message
 
 
 def test_home_page_figures_are_refused_too(data, project):

@@ -1,6 +1,13 @@
 """Bypass attempts against "every published figure comes from the data": each is refused
 with the file and field named, or published safe (shown as inert text). The corpus is
-parametrized so its size shows in the test count (``pytest -q``)."""
+parametrized so its size shows in the test count (``pytest -q``).
+
+What an author writes on a page is refused by the renderer of that page
+(``render_page``, which ``render_site`` runs for every page): those attempts render the
+report's summary page in both languages over a report computed once. Settings, catalogs,
+data fields and whatever is published go through ``render_site``; ``test_content_policy``
+shows the build refusing page text as a whole.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import render_site
+from sitegen.build import RenderedSite, render_site
 from sitegen.errors import ConfigError, DataError
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
-from tests.pages.test_content_policy import append, refused
+from tests.pages.test_content_policy import append, page_refused, refused
 from tests.sitefixtures import (
     PROJECT,
     copy_project,
@@ -32,6 +39,12 @@ def data(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("figure-corpus") / "data"
     publishable_campaign(root)
     return root
+
+
+@pytest.fixture(scope="module")
+def site(data) -> RenderedSite:
+    """The demo project's site of ``data``: the report the summary pages show."""
+    return render_site(data, PROJECT)
 
 
 @pytest.fixture
@@ -130,9 +143,9 @@ PROSE_REFUSED = {
 
 
 @pytest.mark.parametrize(("text", "named"), PROSE_REFUSED.values(), ids=PROSE_REFUSED.keys())
-def test_prose_figure_is_refused(data, project, text, named):
+def test_prose_figure_is_refused(site, project, text, named):
     append(project, INDEX, text)
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "[C-FIGURE] content/ja/report/index.md → prose" in message and named in message
 
 
@@ -157,15 +170,15 @@ MARKUP_REFUSED = {
 
 
 @pytest.mark.parametrize(("text", "named"), MARKUP_REFUSED.values(), ids=MARKUP_REFUSED.keys())
-def test_author_markup_is_refused(data, project, text, named):
+def test_author_markup_is_refused(site, project, text, named):
     append(project, INDEX, text)
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "content/ja/report/index.md" in message and named in message
 
 
-def test_recursive_macro_is_one_line_naming_the_file(data, project):
+def test_recursive_macro_is_one_line_naming_the_file(site, project):
     append(project, INDEX, "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}")
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "content/ja/report/index.md: a macro or include calls itself" in message
     assert "Traceback" not in message
 
@@ -280,9 +293,9 @@ def test_catalog_strings_with_figures_are_refused(data, project, key, text, name
     ],
     ids=["unknown-key", "key-with-values", "another-key-with-values"],
 )
-def test_t_takes_only_shipped_catalog_strings_without_values(data, project, call, why):
+def test_t_takes_only_shipped_catalog_strings_without_values(site, project, call, why):
     append(project, INDEX, call)
-    assert why in (message := refused(data, project))
+    assert why in (message := page_refused(site, project))
     assert "content/ja/report/index.md" in message
 
 
@@ -315,10 +328,10 @@ def declare_sources(project: Path, *sources: dict) -> None:
     ],
     ids=["why-model-card", "why-answer", "why-document-tasks", "no-source", "unknown", "blank"],
 )
-def test_literal_misuse_is_refused(data, project, call):
+def test_literal_misuse_is_refused(site, project, call):
     declare_sources(project, SOURCE)
     append(project, INDEX, call)
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "content/ja/report/index.md" in message and "content/sources.yaml" in message
 
 
@@ -327,10 +340,10 @@ def test_literal_misuse_is_refused(data, project, call):
     [({"note": "x"}, "sources.0.note"), ({"publisher": None, "url": None}, "sources.0")],
     ids=["extra-field", "no-publisher-or-url"],
 )
-def test_bad_source_entries_are_refused(data, project, change, field):
+def test_bad_source_entries_are_refused(site, project, change, field):
     declare_sources(project, {k: v for k, v in (SOURCE | change).items() if v is not None})
     append(project, INDEX, '{{ literal("128k", source="gemma-card") }}')
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert f"sources.yaml → {field}" in message
 
 
@@ -544,7 +557,7 @@ REVIEW_CLAIMS = {
 
 
 @pytest.mark.parametrize("text", REVIEW_CLAIMS.values(), ids=REVIEW_CLAIMS.keys())
-def test_review_claims_in_prose_are_refused(data, project, text):
+def test_review_claims_in_prose_are_refused(site, project, text):
     append(project, INDEX, text)
-    message = refused(data, project)
+    message = page_refused(site, project)
     assert "[C-REVIEW]" in message and "report/index.md → prose" in message
