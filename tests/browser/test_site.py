@@ -116,6 +116,7 @@ def test_language_switch_keeps_the_page(browser, site):
             ("en", site.page("v2", "en", "speed")),
             ("ja", site.page("v2", "ja", "speed")),
         ):
+            page.raw.wait_for_load_state("networkidle")  # leaving earlier aborts the search's loads
             page.raw.hover(".md-header__option .md-select")
             page.click(f'.md-select__link[hreflang="{lang}"]')
             page.wait_for_url(target)
