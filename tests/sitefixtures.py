@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 
 import yaml
 from pydantic import ValidationError
@@ -145,7 +146,10 @@ def publishable_campaign(
     engine into ``data_dir`` and relabel its records as a real engine's (then ``mutate``
     each record, when given); returns the records file."""
     plan = plan or (hostile_plan() if hostile else make_plan())
-    result = run_campaign(plan, data_dir)
+    # No fsync: it makes a record survive a power cut, which no test of a site needs (the
+    # store's own tests keep it).
+    with mock.patch("os.fsync"):
+        result = run_campaign(plan, data_dir)
     path = result.directory / "records.jsonl"
     records = read_records(path)
     corpus = list(HOSTILE_TEXTS.values())

@@ -551,12 +551,11 @@ def test_a_killed_builds_scratch_folder_is_removed_by_the_next_build(tmp_path, m
     assert not abandoned.exists() and ours.exists()
 
 
-def test_an_unchanged_build_stops_before_importing_the_renderer(tmp_path):
+def test_an_unchanged_build_stops_before_importing_the_renderer(published, tmp_path):
     import subprocess
     import sys
 
-    publishable_campaign(tmp_path / "data")
-    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+    _copy_published(published, tmp_path / "data", tmp_path / "site")  # v1 of these inputs
     script = (
         "import sys; from sitegen.cli import main; "
         f"code = main(['build', '--data', {str(tmp_path / 'data')!r}, '--site', "

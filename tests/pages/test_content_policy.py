@@ -57,18 +57,16 @@ def refused(data: Path, project: Path) -> str:
     return str(caught.value)
 
 
-def page_refused(site: RenderedSite, project: Path) -> str:
-    """The refusal of ``project``'s report summary page (``report/index.md``), rendered in
-    both languages as the build renders it (``render_page``) over the report of ``site``:
-    the error the build raises, without rendering the whole site again."""
+def summary_pages(site: RenderedSite, project: Path) -> tuple[dict[str, str | None], list]:
+    """``project``'s report summary page (``report/index.md``) in each language, rendered as
+    the build renders it (``render_page``) over the report of ``site``, and the issues
+    found: the page, without rendering the whole site again. A bad ``content/sources.yaml``
+    raises ``DataError``, as in the build."""
     (report,) = site.reports
     content = content_environment(content_search_path(project))
     partials = html_environment(str(packaged_theme() / "partials"))
-    issues = []
-    try:
-        sources = load_sources(project / "content")
-    except DataError as exc:  # content/sources.yaml
-        return str(exc)
+    sources = load_sources(project / "content")
+    pages, issues = {}, []
     for lang in LANGUAGES:
         directives = Directives(
             partials,
@@ -79,7 +77,17 @@ def page_refused(site: RenderedSite, project: Path) -> str:
             report_pages=report_pages(report),
             sources=sources,
         )
-        issues += render_page(content, f"{lang}/report/index.md", directives)[1]
+        pages[lang], found = render_page(content, f"{lang}/report/index.md", directives)
+        issues += found
+    return pages, issues
+
+
+def page_refused(site: RenderedSite, project: Path) -> str:
+    """The error the build raises for ``project``'s summary page (``summary_pages``)."""
+    try:
+        _, issues = summary_pages(site, project)
+    except DataError as exc:  # content/sources.yaml
+        return str(exc)
     assert issues, "the page was published"
     return str(DataError(issues))
 

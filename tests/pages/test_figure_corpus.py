@@ -2,11 +2,11 @@
 with the file and field named, or published safe (shown as inert text). The corpus is
 parametrized so its size shows in the test count (``pytest -q``).
 
-What an author writes on a page is refused by the renderer of that page
-(``render_page``, which ``render_site`` runs for every page): those attempts render the
-report's summary page in both languages over a report computed once. Settings, catalogs,
-data fields and whatever is published go through ``render_site``; ``test_content_policy``
-shows the build refusing page text as a whole.
+What an author writes on a page is refused, or rendered inert, by the renderer of that
+page (``render_page``, which ``render_site`` runs for every page): those attempts render
+the report's summary page in both languages over a report computed once. Settings,
+catalogs and data fields go through ``render_site``, and so do the harmless texts, all on
+one page; ``test_content_policy`` shows the build refusing page text as a whole.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sitegen.build import RenderedSite, render_site
 from sitegen.errors import ConfigError, DataError
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
-from tests.pages.test_content_policy import append, page_refused, refused
+from tests.pages.test_content_policy import append, page_refused, refused, summary_pages
 from tests.sitefixtures import (
     PROJECT,
     copy_project,
@@ -538,10 +538,18 @@ PUBLISHED_SAFE = {
 
 
 @pytest.mark.parametrize(("text", "shown"), PUBLISHED_SAFE.values(), ids=PUBLISHED_SAFE.keys())
-def test_harmless_text_is_published_inert(data, project, text, shown):
+def test_harmless_text_is_rendered_inert(site, project, text, shown):
     append(project, INDEX, text)
+    pages, issues = summary_pages(site, project)
+    assert issues == [] and shown in pages["en"]
+
+
+def test_harmless_texts_are_published_inert(data, project):
+    for text, _ in PUBLISHED_SAFE.values():  # on one page: the build publishes it
+        append(project, INDEX, text)
     page = published_page(data, project)
-    assert shown in page
+    for text, shown in PUBLISHED_SAFE.values():
+        assert shown in page, text
 
 
 # --- review claims: only the review() directive states who looked at the answers --------
