@@ -6,5 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-chromium.sh
 bash scripts/setup.sh test
 .venv/bin/ruff check sitegen tests benchmarks scripts
+# Compiled modules kept between runs (an environment that turns this off makes every
+# test process compile sitegen and the tests anew).
+unset PYTHONDONTWRITEBYTECODE
 # On every CPU with pytest-xdist (addopts in pyproject.toml); -n 0 for one process.
 .venv/bin/python -m pytest -q "$@"
