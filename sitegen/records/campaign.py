@@ -49,9 +49,9 @@ class Campaign:
     """A campaign read back from disk: its plan and its records in file order.
 
     ``table`` holds the records as columns, without their prompt, answer and thinking
-    texts, so a build holds 400,000 records in bounded memory; ``record`` and
-    ``iter_full_records`` read records back whole from ``records.jsonl`` when a page or a
-    download needs one.
+    texts, so a build holds 400,000 records in bounded memory; ``iter_full_records`` and
+    ``iter_texts`` read them back from ``records.jsonl`` when a page or a download needs
+    them.
     """
 
     directory: Path
@@ -113,10 +113,6 @@ class Campaign:
             f"{self.records_path}:{rows['line'].iat[index]} (trial {rows['trial_id'].iat[index]})"
         )
 
-    def record(self, index: int) -> TrialRecord:
-        """The record at ``index``, whole, read back from ``records.jsonl``."""
-        return next(self.iter_full_records([index]))
-
     def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
         """The records (all, or those at ``indices`` in that order), whole, one at a time,
         read back from ``records.jsonl`` (validated when the campaign was read)."""
@@ -157,7 +153,7 @@ class Campaign:
         return line if line.endswith(b"\n") else line + b"\n"
 
     def iter_texts(self, indices: Iterable[int]) -> Iterator[dict[str, str | None]]:
-        """The prompt, answer and thinking texts (``TEXTS``) of the records at ``indices``,
+        """The prompt, answer and thinking texts (``RecordTexts``) of the records at ``indices``,
         in that order, read back from ``records.jsonl`` (only the texts are parsed)."""
         offsets = self.rows["offset"].to_numpy()
         order = list(indices)
@@ -184,10 +180,6 @@ class RecordTexts(BaseModel):
     prompt: str
     text: str
     reasoning_text: str | None = None
-
-
-TEXTS = tuple(RecordTexts.model_fields)
-"""The texts a ``RecordTable`` leaves out: read back with ``Campaign.iter_texts``."""
 
 
 def campaign_directories(data_dir: Path) -> list[Path]:

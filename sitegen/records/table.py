@@ -1,12 +1,12 @@
 """A campaign's records as columns: what a build holds of 400,000 records.
 
-Each record is validated as its line is read (``campaign.iter_records``); the valid lines
-are then parsed a block at a time by Arrow's JSON reader into columns, their texts
-skipped, so the columns live in Arrow's memory and no Python object is kept per record.
+Each record is validated as its line is read (``campaign.iter_valid_records``); the valid
+lines are then parsed a block at a time by Arrow's JSON reader into columns, their texts
+skipped, and become pandas columns: no Python object is kept per record.
 ``RecordTable.rows`` has one row per record (its scalar fields, flattened),
 ``peak_memory`` and ``telemetry`` one row per device, and ``provenance`` and
 ``speculative`` index the campaign's distinct values, which most records share. The
-texts stay in ``records.jsonl``: ``Campaign.record`` reads one record back, whole.
+texts stay in ``records.jsonl``: ``Campaign.iter_full_records`` reads records back whole.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import io
 import sys
 import types
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, Union, get_args, get_origin
 
@@ -123,7 +123,7 @@ class RecordTable:
         """The provenance of the record at ``index``."""
         return self.provenances[int(self.rows["provenance"].iat[index])]
 
-    def with_provenances(self, change) -> RecordTable:
+    def with_provenances(self, change: Callable[[Provenance], Provenance]) -> RecordTable:
         """This table with each distinct provenance replaced by ``change(provenance)``."""
         return RecordTable(
             self.rows,
