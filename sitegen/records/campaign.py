@@ -116,31 +116,20 @@ class Campaign:
     def iter_full_records(self, indices: Iterable[int] | None = None) -> Iterator[TrialRecord]:
         """The records (all, or those at ``indices`` in that order), whole, one at a time,
         read back from ``records.jsonl`` (validated when the campaign was read)."""
-        offsets = self.rows["offset"].to_numpy()
-        order = range(len(offsets)) if indices is None else list(indices)
-        if not order:
-            return
-        with self.records_path.open("rb") as handle:
-            for index in order:
-                handle.seek(int(offsets[index]))
-                yield self.published(TrialRecord.model_validate_json(handle.readline()))
+        for line in self._lines(range(len(self)) if indices is None else indices):
+            yield self.published(TrialRecord.model_validate_json(line))
 
     def iter_published_lines(self) -> Iterator[bytes]:
         """Every record as published, one JSON line each, in file order: the line itself
         where it is exactly the record as sitegen writes it and publishing changes
         nothing in it, else the record read back, published and written again."""
-        rows = self.rows
-        offsets = rows["offset"].to_numpy()
-        kept = self.line_kept_as_is(rows).to_numpy()
-        with self.records_path.open("rb") as handle:
-            for index, offset in enumerate(offsets):
-                handle.seek(int(offset))
-                line = handle.readline()
-                published = self.published_line(index, line) if kept[index] else None
-                if published is None:
-                    record = self.published(TrialRecord.model_validate_json(line))
-                    published = (record.model_dump_json() + "\n").encode("utf-8")
-                yield published
+        kept = self.line_kept_as_is(self.rows).to_numpy()
+        for index, line in enumerate(self._lines(range(len(self)))):
+            published = self.published_line(index, line) if kept[index] else None
+            if published is None:
+                record = self.published(TrialRecord.model_validate_json(line))
+                published = (record.model_dump_json() + "\n").encode("utf-8")
+            yield published
 
     def line_kept_as_is(self, rows: pd.DataFrame) -> pd.Series:
         """Per record, whether ``published_line`` may publish its line (else it is read
@@ -155,6 +144,12 @@ class Campaign:
     def iter_texts(self, indices: Iterable[int]) -> Iterator[dict[str, str | None]]:
         """The prompt, answer and thinking texts (``RecordTexts``) of the records at ``indices``,
         in that order, read back from ``records.jsonl`` (only the texts are parsed)."""
+        for line in self._lines(indices):
+            yield self.published_texts(RecordTexts.model_validate_json(line))
+
+    def _lines(self, indices: Iterable[int]) -> Iterator[bytes]:
+        """The ``records.jsonl`` lines of the records at ``indices``, in that order (the
+        file is not opened for none)."""
         offsets = self.rows["offset"].to_numpy()
         order = list(indices)
         if not order:
@@ -162,7 +157,7 @@ class Campaign:
         with self.records_path.open("rb") as handle:
             for index in order:
                 handle.seek(int(offsets[index]))
-                yield self.published_texts(RecordTexts.model_validate_json(handle.readline()))
+                yield handle.readline()
 
     def published(self, record: TrialRecord) -> TrialRecord:
         """``record`` as pages show it (redacted in a ``RedactedCampaign``)."""

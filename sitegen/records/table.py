@@ -119,6 +119,12 @@ class RecordTable:
             builder.add(record, record.model_dump_json().encode("utf-8"))
         return builder.finish()
 
+    def per_device(self, devices: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
+        """The record columns ``names`` repeated for each row of ``devices`` (a table with a
+        ``record`` column, such as ``peak_memory`` or ``telemetry``)."""
+        at = devices["record"].to_numpy()
+        return pd.DataFrame({name: self.rows[name].to_numpy()[at] for name in names})
+
     def provenance(self, index: int) -> Provenance:
         """The provenance of the record at ``index``."""
         return self.provenances[int(self.rows["provenance"].iat[index])]

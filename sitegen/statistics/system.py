@@ -212,27 +212,23 @@ def memory_frame(table: RecordTable) -> pd.DataFrame:
     """Peak memory as published (``memory.csv``): one row per record × device (every role
     and status, like the trials table; a record without a memory reading has no row), with
     the device's name and total memory from the record's provenance."""
-    rows = table.rows
     readings = table.peak_memory
-    at = readings["record"].to_numpy()
-    frame = pd.DataFrame(
-        {
-            name: rows[name].to_numpy()[at]
-            for name in (
-                "campaign_id",
-                "trial_id",
-                "attempt",
-                "order_index",
-                "condition_id",
-                "input_id",
-                "role",
-                "status",
-            )
-        }
+    frame = table.per_device(
+        readings,
+        (
+            "campaign_id",
+            "trial_id",
+            "attempt",
+            "order_index",
+            "condition_id",
+            "input_id",
+            "role",
+            "status",
+        ),
     )
     frame["device"] = readings["device"].to_numpy()
     devices = {(i, d.id): d for i, p in enumerate(table.provenances) for d in p.host.devices}
-    provenance = rows["provenance"].to_numpy()[at]
+    provenance = table.per_device(readings, ("provenance",))["provenance"]
     found = [devices.get(key) for key in zip(provenance, frame["device"], strict=True)]
     frame["device_name"] = [d.name if d else None for d in found]
     frame["device_memory_total_mib"] = [d.memory_total_mib if d else None for d in found]

@@ -17,25 +17,13 @@ TELEMETRY_FIELDS = tuple(
 def telemetry_frame(table: RecordTable) -> pd.DataFrame:
     """One row per record × device (every role and status; published as
     ``telemetry.csv``), with the round id so a round's shared summary is counted once."""
-    rows = table.rows
     devices = table.telemetry
-    at = devices["record"].to_numpy()
-    frame = pd.DataFrame(
-        {
-            name: rows[name].to_numpy()[at]
-            for name in (
-                "campaign_id",
-                "trial_id",
-                "attempt",
-                "condition_id",
-                "input_id",
-                "role",
-                "status",
-            )
-        }
+    frame = table.per_device(
+        devices,
+        ("campaign_id", "trial_id", "attempt", "condition_id", "input_id", "role", "status"),
     )
     frame["usable"] = enters_statistics(frame).to_numpy()
-    frame["round_run_id"] = rows["round_run_id"].to_numpy()[at]
+    frame["round_run_id"] = table.per_device(devices, ("round_run_id",))["round_run_id"]
     for name in ("device", "source", *TELEMETRY_FIELDS):
         frame[name] = devices[name].to_numpy()
     return frame
