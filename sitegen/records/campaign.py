@@ -35,7 +35,7 @@ from sitegen.records.models import (
     Manifest,
     TrialRecord,
 )
-from sitegen.records.table import RecordTable, TableBuilder
+from sitegen.records.table import RecordTable, TableBuilder, out_of_range
 from sitegen.records.verify import campaign_files, killed_tail
 from sitegen.yaml_text import load_yaml
 
@@ -369,6 +369,16 @@ def _read_records(path: Path, issues: list[Issue]) -> tuple[RecordTable, FileDig
     with handle:
         # Binary lines split on b"\n" only: answer texts may hold U+2028 or U+0085.
         for number, record, line in iter_valid_records(reading.lines(handle), path, issues):
+            if (value := out_of_range(line)) is not None:
+                field, _, shown = value.partition(": ")
+                issues.append(
+                    Issue(
+                        f"{path}:{number} (trial {record.trial_id}) → {field}",
+                        f"{shown} is outside the 64-bit integer range (±9,223,372,036,854,775,807)",
+                        "data",
+                    )
+                )
+                continue
             table.add(record, line, number, reading.offsets[number - 1])
     records = table.finish()
     issues.extend(repeated_attempts(records.rows, path))

@@ -15,6 +15,8 @@ import ctypes
 import ctypes.util
 import hashlib
 import io
+import json
+import re
 import sys
 import types
 from array import array
@@ -157,6 +159,37 @@ def release_freed_memory() -> None:
     pages and the build's resident memory grows with every block read."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
+
+
+INT64 = (-(2**63), 2**63 - 1)
+"""The integers a column holds (JSON and the record model allow any)."""
+_LONG_NUMBER = re.compile(rb"\d{19}")
+"""A run of digits that may be an integer out of ``INT64``'s range."""
+
+
+def out_of_range(line: bytes) -> str | None:
+    """``<field>: <value>`` of the first integer of a record's line that no column can
+    hold, else ``None`` (quick for the usual line, which has no 19-digit number)."""
+    if not _LONG_NUMBER.search(line):
+        return None
+    low, high = INT64
+
+    def first(value: object, path: str) -> str | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f"{path}: {value}" if not low <= value <= high else None
+        items = (
+            value.items()
+            if isinstance(value, dict)
+            else enumerate(value)
+            if isinstance(value, list)
+            else ()
+        )
+        for key, item in items:
+            if (found := first(item, f"{path}.{key}".lstrip("."))) is not None:
+                return found
+        return None
+
+    return first(json.loads(line), "")
 
 
 def prompt_sha256(prompt: str) -> str | None:

@@ -597,3 +597,21 @@ def test_file_size_limit_while_appending_is_one_line(tmp_path, plan, plan_file):
     verify_campaign(directory)
     assert main(arguments) == 0
     _planned_once(directory, plan)
+
+
+def test_an_integer_no_column_holds_is_one_line_naming_the_field(tmp_path):
+    """JSON and the record model take any integer; a column holds 64 bits: a larger one is
+    named with its line and field, not an Arrow traceback."""
+    directory = run_campaign(make_plan(), tmp_path).directory
+    path = directory / "records.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["sampling"]["seed"] = 2**70
+    lines[1] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    issues: list = []
+    campaign = read_campaign(directory, issues)
+    (issue,) = [i for i in issues if "sampling.seed" in i.location]
+    assert issue.location.startswith(f"{path}:2 (trial {record['trial_id']})")
+    assert str(2**70) in issue.message and "64-bit" in issue.message
+    assert len(campaign) == len(lines) - 1  # the others are read
