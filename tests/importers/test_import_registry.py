@@ -1,0 +1,37 @@
+"""The importers by format name: what each needs is asked for, never assumed."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitegen.errors import ConfigError
+from sitegen.importers.registry import FORMATS, import_source
+from tests.importers.sources import fixture
+
+
+def test_every_issue_format_is_registered():
+    assert list(FORMATS) == ["guidellm", "vllm", "aiperf", "llama-bench", "csv"]
+
+
+def test_a_format_is_run_by_its_name():
+    imported = import_source("aiperf", fixture("aiperf/profile_export.jsonl"))
+    assert imported.source.format == "aiperf" and len(imported.measurements) == 3
+
+
+def test_an_unknown_format_is_refused_with_the_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown import format 'genai-perf' \(known: guidellm"):
+        import_source("genai-perf", fixture("aiperf/profile_export.jsonl"))
+
+
+def test_csv_needs_the_declared_column_mapping():
+    with pytest.raises(ConfigError, match="needs the declaration's csv.columns"):
+        import_source("csv", fixture("csv/requests.csv"))
+
+
+def test_only_aiperf_takes_a_summary():
+    with pytest.raises(ConfigError, match="the guidellm format takes no summary file"):
+        import_source(
+            "guidellm",
+            fixture("guidellm/benchmarks.json.gz"),
+            summary=fixture("aiperf/profile_export_aiperf.json"),
+        )
