@@ -113,7 +113,7 @@ def _record(record: Reader, phases: dict[str, Reader]) -> ImportedMeasurement:
         inter_chunk_latencies_s=_seconds_list(metrics, "inter_chunk_latency"),
         prompt_tokens=_tokens(metrics, "usage_prompt_tokens"),
         output_tokens=_tokens(metrics, "usage_completion_tokens"),
-        concurrency=phase.count("concurrency") if phase else None,
+        concurrency=phase.count("concurrency", minimum=1) if phase else None,
         request_rate=phase.number("rate") if phase else None,
         load_pattern=phase.text("type") if phase else None,
     )

@@ -134,10 +134,12 @@ class ImportedMeasurement(StrictModel):
     ``None`` where the source keeps no per-chunk times (GuideLLM)."""
     prompt_tokens: int | None = Field(default=None, ge=0)
     """Input length in tokens as the source reports it: GuideLLM ``prompt_tokens``, vLLM
-    ``input_lens``, AIPerf ``usage_prompt_tokens`` (the server's count)."""
+    ``input_lens``, AIPerf ``usage_prompt_tokens`` (the server's count), llama-bench
+    ``n_prompt``."""
     output_tokens: int | None = Field(default=None, ge=0)
     """Generated tokens as the source reports it: GuideLLM ``output_tokens``, vLLM
-    ``output_lens``, AIPerf ``usage_completion_tokens`` (the server's count)."""
+    ``output_lens``, AIPerf ``usage_completion_tokens`` (the server's count), llama-bench
+    ``n_gen``."""
     output_text: str | None = None
     """The generated text (GuideLLM ``output``, vLLM ``generated_texts``). Untrusted data."""
     prompt_text: str | None = None
@@ -156,8 +158,8 @@ class ImportedMeasurement(StrictModel):
     (``synchronous``, ``concurrent``, ``constant``, ``poisson``, ``throughput``), AIPerf
     ``phases[].type``."""
     measure: str | None = None
-    """llama-bench's test: ``pp 512`` (prompt processing of 512 tokens), ``tg 128``
-    (generating 128 tokens) or ``pp 512+tg 128``."""
+    """llama-bench's test as it prints it: ``pp512`` (processing a 512-token prompt),
+    ``tg128`` (generating 128 tokens), ``pp512+tg128``, `` @ d4096`` after a context depth."""
     tokens_per_s: float | None = Field(default=None, ge=0)
     """llama-bench ``samples_ts``: tokens per second of this repetition."""
     duration_s: float | None = Field(default=None, ge=0)
@@ -290,9 +292,9 @@ class Reader:
         value = self._get(key, required)
         return None if value is None else check_number(self, key, value)
 
-    def count(self, key: str, *, required: bool = False) -> int | None:
+    def count(self, key: str, *, required: bool = False, minimum: int = 0) -> int | None:
         value = self._get(key, required)
-        return None if value is None else check_count(self, key, value)
+        return None if value is None else check_count(self, key, value, minimum)
 
 
 def check_number(reader: Reader, field: str, value: object) -> float:
@@ -306,14 +308,14 @@ def check_number(reader: Reader, field: str, value: object) -> float:
     return float(value)
 
 
-def check_count(reader: Reader, field: str, value: object) -> int:
-    """``value`` as a non-negative integer (a float with no fraction is accepted)."""
+def check_count(reader: Reader, field: str, value: object, minimum: int = 0) -> int:
+    """``value`` as an integer ≥ ``minimum`` (a float with no fraction is accepted)."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise reader.error(field, f"expected a whole number, got {_kind(value)}")
-    if value < 0:
-        raise reader.error(field, f"expected a count ≥ 0, got {value}")
+    if value < minimum:
+        raise reader.error(field, f"expected a count ≥ {minimum}, got {value}")
     return value
 
 

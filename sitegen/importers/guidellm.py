@@ -68,7 +68,7 @@ def _benchmark(benchmark: Reader, index: int) -> list[ImportedMeasurement]:
     measurements = []
     load = {
         "group": f"benchmarks[{index}]",
-        "concurrency": strategy.count("streams"),
+        "concurrency": strategy.count("streams", minimum=1),
         "request_rate": strategy.number("rate"),
         "load_pattern": strategy.text("type_", required=True),
     }

@@ -67,7 +67,7 @@ def parse(file: SourceFile) -> ImportedSource:
         if len(values) != count:
             raise result.error(name, f"{len(values)} entries, but ttfts has {count}")
     load = {
-        "concurrency": result.count("max_concurrency"),
+        "concurrency": result.count("max_concurrency", minimum=1),
         # "inf" is vLLM's unlimited rate: no rate was aimed at.
         "request_rate": None
         if result.raw("request_rate") == "inf"
