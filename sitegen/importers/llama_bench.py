@@ -27,6 +27,7 @@ from sitegen.importers.base import (
     file_digest,
     json_lines,
     load_json,
+    malformed,
     measurement,
 )
 
@@ -43,12 +44,15 @@ def parse(file: SourceFile) -> ImportedSource:
         entries = [Reader(file, f"[{index}]", value) for index, value in enumerate(document.value)]
     else:
         entries = [Reader(file, f"line {number}", value) for number, value in json_lines(file)]
+    if not entries:
+        raise malformed(file, None, None, "no tests: llama-bench wrote none")
     settings = [_settings(entry) for entry in entries]
-    varying = [key for key in settings[0] if len({s.get(key) for s in settings}) > 1]
+    keys = list(dict.fromkeys(key for setting in settings for key in setting))
+    varying = [key for key in keys if len({s.get(key) for s in settings}) > 1]
     constant = {key: value for key, value in settings[0].items() if key not in varying}
     measurements = []
     for entry, setting in zip(entries, settings, strict=True):
-        group = ", ".join(f"{key}={setting.get(key)}" for key in varying) or None
+        group = ", ".join(f"{key}={setting.get(key, '(none)')}" for key in varying) or None
         measurements += _repetitions(entry, group)
     commit, number = constant.get("build_commit"), constant.get("build_number")
     sha256, size = file_digest(file)
@@ -96,9 +100,11 @@ def _repetitions(entry: Reader, group: str | None) -> list[ImportedMeasurement]:
         raise entry.error(
             "samples_ts", f"{len(samples_ts)} entries, but samples_ns has {len(samples_ns)}"
         )
+    # "[1].samples_ts[2]" in a JSON array, "line 2, samples_ts[2]" in JSON Lines
+    where = "." if entry.record.startswith("[") else ", "
     return [
         measurement(
-            Reader(entry.file, f"{entry.record}.samples_ts[{k}]", None),
+            Reader(entry.file, f"{entry.record}{where}samples_ts[{k}]", None),
             status="ok",
             group=group,
             measure=label,
