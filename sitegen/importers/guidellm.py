@@ -83,22 +83,14 @@ def _request(request: Reader, status: str, load: dict[str, object]) -> ImportedM
     info = request.child("info")
     timings = info.child("timings")
     start = timings.number("request_start")
-    first = timings.number("first_token_iteration")
-    last = timings.number("last_token_iteration")
-    end = timings.number("request_end")
-    for name, value in (("first_token_iteration", first), ("last_token_iteration", last)):
-        if value is not None and start is not None and value < start:
-            raise timings.error(name, f"{value} is before request_start {start}")
-    if end is not None and start is not None and end < start:
-        raise timings.error("request_end", f"{end} is before request_start {start}")
     return measurement(
         request,
         status=status,
         error=info.text("error"),
         started_at=unix_to_iso(start) if start is not None else None,
-        ttft_s=_since(start, first),
-        last_token_s=_since(start, last),
-        e2e_s=_since(start, end),
+        ttft_s=_since(timings, start, "first_token_iteration"),
+        last_token_s=_since(timings, start, "last_token_iteration"),
+        e2e_s=_since(timings, start, "request_end"),
         prompt_tokens=request.count("prompt_tokens"),
         output_tokens=request.count("output_tokens"),
         output_text=request.text("output"),
@@ -107,8 +99,14 @@ def _request(request: Reader, status: str, load: dict[str, object]) -> ImportedM
     )
 
 
-def _since(start: float | None, time: float | None) -> float | None:
-    return time - start if start is not None and time is not None else None
+def _since(timings: Reader, start: float | None, name: str) -> float | None:
+    """Seconds from ``request_start`` to the time ``name`` (``None`` without either)."""
+    time = timings.number(name)
+    if time is None or start is None:
+        return None
+    if time < start:
+        raise timings.error(name, f"{time} is before request_start {start}")
+    return time - start
 
 
 def _body(request: Reader) -> str | None:

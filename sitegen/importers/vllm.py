@@ -66,12 +66,11 @@ def parse(file: SourceFile) -> ImportedSource:
     for name, values in lists.items():
         if len(values) != count:
             raise result.error(name, f"{len(values)} entries, but ttfts has {count}")
+    # "inf" is vLLM's unlimited rate: no rate was aimed at.
+    unlimited = result.raw("request_rate") == "inf"
     load = {
         "concurrency": result.count("max_concurrency", minimum=1),
-        # "inf" is vLLM's unlimited rate: no rate was aimed at.
-        "request_rate": None
-        if result.raw("request_rate") == "inf"
-        else result.number("request_rate"),
+        "request_rate": None if unlimited else result.number("request_rate"),
     }
     measurements = [
         _request(Reader(file, f"index {index}", None), lists, index, load) for index in range(count)
