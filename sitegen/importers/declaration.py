@@ -133,6 +133,10 @@ class CsvField(StrictModel):
     for counts and text."""
 
 
+DURATION_UNITS = ("s", "ms", "us", "ns")
+"""Units of a CSV duration column."""
+START_UNITS = ("unix-s", "unix-ms", "unix-ns", "iso8601")
+"""Units of a CSV ``started_at`` column."""
 TIME_FIELDS = frozenset({"ttft_s", "last_token_s", "e2e_s"})
 """CSV measurement fields holding durations."""
 NUMBER_FIELDS = frozenset({"prompt_tokens", "output_tokens", "concurrency", "request_rate"})
@@ -167,14 +171,9 @@ class CsvMapping(StrictModel):
     @model_validator(mode="after")
     def _units_match_fields(self) -> CsvMapping:
         for name, field in self.columns.items():
-            if name in TIME_FIELDS and field.unit not in ("s", "ms", "us", "ns"):
+            if name in TIME_FIELDS and field.unit not in DURATION_UNITS:
                 raise ValueError(f"columns.{name}.unit must be s, ms, us or ns (a duration)")
-            if name == "started_at" and field.unit not in (
-                "unix-s",
-                "unix-ms",
-                "unix-ns",
-                "iso8601",
-            ):
+            if name == "started_at" and field.unit not in START_UNITS:
                 raise ValueError(
                     "columns.started_at.unit must be unix-s, unix-ms, unix-ns or iso8601"
                 )

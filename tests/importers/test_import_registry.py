@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sitegen.errors import ConfigError
+from sitegen.importers import base, declaration
 from sitegen.importers.registry import FORMATS, import_source
+from sitegen.models import StrictModel
 from tests.importers.sources import fixture
 
 
@@ -35,3 +37,24 @@ def test_only_aiperf_takes_a_summary():
             fixture("guidellm/benchmarks.json.gz"),
             summary=fixture("aiperf/profile_export_aiperf.json"),
         )
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        base.ImportedSource,
+        base.ImportedMeasurement,
+        base.SourceInfo,
+        base.SpeculativeTotals,
+        *(
+            getattr(declaration, name)
+            for name in dir(declaration)
+            if name.endswith(("Decl", "Declaration", "Ref", "Mapping", "Field"))
+            and isinstance(getattr(declaration, name), type)
+            and issubclass(getattr(declaration, name), StrictModel)
+        ),
+    ],
+)
+def test_every_field_is_documented(model):
+    # Field docstrings are the data dictionary the site publishes.
+    assert [name for name, field in model.model_fields.items() if not field.description] == []
