@@ -1,0 +1,333 @@
+"""The contract every importer keeps: a source file's bytes in, its measurements and what it
+states about the run out, nothing invented.
+
+A field the source does not have stays ``None``: never a default, never a value derived
+from other fields by guesswork. Times are converted to seconds; each field says which
+source field it comes from and in which unit the source wrote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from sitegen.errors import DataError, Issue, one_line, pydantic_issues
+from sitegen.models import StrictModel
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file handed to an importer."""
+
+    name: str
+    """The file's name as the user gave it (a relative path at most: it is recorded, so
+    never an absolute host path); errors and records name the file by it."""
+    data: bytes
+    """The file's bytes, exactly as read."""
+
+
+class SpeculativeTotals(StrictModel):
+    """Speculative-decoding totals over a whole run, as the source states them (vLLM reads
+    them from the server's Prometheus counters before and after the run)."""
+
+    drafts: int = Field(ge=0)
+    """Draft steps (vLLM ``spec_decode_num_drafts``)."""
+    draft_tokens: int = Field(ge=0)
+    """Draft tokens proposed (vLLM ``spec_decode_draft_tokens``)."""
+    accepted_tokens: int = Field(ge=0)
+    """Draft tokens accepted (vLLM ``spec_decode_accepted_tokens``)."""
+    acceptance_rate_pct: float | None = None
+    """Accepted ÷ proposed draft tokens in % as the source computed it (vLLM
+    ``spec_decode_acceptance_rate``); ``None`` when the file does not state it."""
+    acceptance_length: float | None = None
+    """Mean tokens per step, 1 + accepted ÷ drafts, as the source computed it (vLLM
+    ``spec_decode_acceptance_length``); ``None`` when the file does not state it."""
+    per_position_acceptance: list[float] = Field(default_factory=list)
+    """Fraction of drafts whose token at position k (0-based) was accepted (vLLM
+    ``spec_decode_per_position_acceptance_rates``); empty when the file lists none."""
+
+
+class SourceInfo(StrictModel):
+    """Where imported measurements come from and what the file states about the run."""
+
+    format: str
+    """Importer format name (``guidellm``, ``vllm``, ``aiperf``, ``llama-bench``, ``csv``)."""
+    tool: str
+    """The tool that wrote the file, e.g. ``GuideLLM`` or ``vLLM bench serve``."""
+    tool_version: str | None
+    """The tool's version as the file states it (``None``: the file does not say; vLLM's
+    result file and AIPerf's per-record export never do)."""
+    file: str
+    """The file's name as given to the import."""
+    sha256: str
+    """SHA-256 of the file's bytes."""
+    size_bytes: int = Field(ge=0)
+    """Size of the file."""
+    target: str | None = None
+    """The server address the tool sent requests to, as the file states it."""
+    model: str | None = None
+    """The model as the tool named it (a served model name or a model file name); the
+    declaration names the model measured."""
+    backend: str | None = None
+    """The tool's client or API kind as it names it, e.g. GuideLLM ``openai_http
+    /v1/chat/completions``, vLLM ``openai-chat``, llama-bench ``CPU``."""
+    speculative: SpeculativeTotals | None = None
+    """Speculative-decoding totals over the run (``None``: the file states none)."""
+    stated: dict[str, str] = Field(default_factory=dict)
+    """Other facts the file states about the run, under the source's own key names, each
+    value as the file wrote it (JSON text for numbers and lists), e.g. vLLM
+    ``burstiness: 1.0``; never a value the file does not hold."""
+
+
+Status = Literal["ok", "failed"]
+
+
+class ImportedMeasurement(StrictModel):
+    """One measured request (or one llama-bench repetition) exactly as the source holds it.
+    Every timing is in seconds."""
+
+    location: str
+    """Where in the file it came from: ``line 12``, ``benchmarks[0].requests.successful[3]``,
+    ``index 2``, ``tests[1].samples_ts[2]``."""
+    status: Status
+    """``failed`` when the source marks the request as failed (an error, a cancelled or
+    incomplete request); the source's own error text is in ``error``."""
+    error: str | None = None
+    """The source's error text for a failed request (``None`` when ok, or when the source
+    gives none)."""
+    group: str | None = None
+    """The group the source puts the measurement in, within its file: GuideLLM
+    ``benchmarks[0]``, llama-bench the parameters that differ between the file's test
+    configurations (``n_threads=2``), a CSV's declared group column; ``None`` where the
+    file is the group (vLLM, AIPerf, a single llama-bench configuration). The declaration
+    maps (file, group) to a condition."""
+    warmup: bool | None = None
+    """Whether the source marks it as a warm-up (AIPerf ``benchmark_phase``); ``None`` where
+    the source does not say (its files hold only measured requests)."""
+    started_at: str | None = None
+    """Wall-clock start (UTC, ISO 8601) where the source gives an absolute time: GuideLLM
+    ``info.timings.request_start`` (Unix s), AIPerf ``request_start_ns`` (Unix ns), a CSV
+    column declared as Unix seconds."""
+    started_monotonic_s: float | None = None
+    """Start on the tool's own monotonic clock (vLLM ``start_times``, ``time.perf_counter``
+    s): only differences between requests of one file mean anything."""
+    ttft_s: float | None = Field(default=None, ge=0)
+    """Request start → first streamed token: GuideLLM ``first_token_iteration −
+    request_start`` (s), vLLM ``ttfts`` (s), AIPerf ``time_to_first_token`` (ms)."""
+    last_token_s: float | None = Field(default=None, ge=0)
+    """Request start → last streamed token: GuideLLM ``last_token_iteration −
+    request_start`` (s)."""
+    e2e_s: float | None = Field(default=None, ge=0)
+    """Request start → end of the response as the source measures it: GuideLLM
+    ``request_end − request_start`` (s), vLLM ``latencies`` (s; vLLM ends it at the last
+    chunk that carried a token), AIPerf ``request_latency`` (ms)."""
+    inter_chunk_latencies_s: list[float] | None = None
+    """Gaps between successive streamed chunks after the first (vLLM ``itls`` s, AIPerf
+    ``inter_chunk_latency`` ms); a chunk may carry several tokens (speculative decoding).
+    ``None`` where the source keeps no per-chunk times (GuideLLM)."""
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    """Input length in tokens as the source reports it: GuideLLM ``prompt_tokens``, vLLM
+    ``input_lens``, AIPerf ``usage_prompt_tokens`` (the server's count), llama-bench
+    ``n_prompt``."""
+    output_tokens: int | None = Field(default=None, ge=0)
+    """Generated tokens as the source reports it: GuideLLM ``output_tokens``, vLLM
+    ``output_lens``, AIPerf ``usage_completion_tokens`` (the server's count), llama-bench
+    ``n_gen``."""
+    output_text: str | None = None
+    """The generated text (GuideLLM ``output``, vLLM ``generated_texts``). Untrusted data."""
+    prompt_text: str | None = None
+    """The prompt text, where the source keeps it as text (a CSV column). Untrusted data."""
+    request_body: str | None = None
+    """The JSON body the tool sent, compact (GuideLLM ``request_args.body``; its headers are
+    left out, as they may hold credentials). Untrusted data."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Requests the tool kept in flight, as it states it: GuideLLM ``strategy.streams``,
+    vLLM ``max_concurrency``, AIPerf ``phases[].concurrency``."""
+    request_rate: float | None = Field(default=None, gt=0)
+    """Requests per second the tool aimed at, as it states it (GuideLLM
+    ``strategy.rate``, vLLM ``request_rate``); ``None`` for an unlimited or unstated rate."""
+    load_pattern: str | None = None
+    """How the tool sent the requests, in its own words: GuideLLM ``strategy.type_``
+    (``synchronous``, ``concurrent``, ``constant``, ``poisson``, ``throughput``), AIPerf
+    ``phases[].type``."""
+    measure: str | None = None
+    """llama-bench's test as it prints it: ``pp512`` (processing a 512-token prompt),
+    ``tg128`` (generating 128 tokens), ``pp512+tg128``, `` @ d4096`` after a context depth."""
+    tokens_per_s: float | None = Field(default=None, ge=0)
+    """llama-bench ``samples_ts``: tokens per second of this repetition."""
+    duration_s: float | None = Field(default=None, ge=0)
+    """llama-bench ``samples_ns`` (ns): the duration of this repetition."""
+
+
+class ImportedSource(StrictModel):
+    """Everything one source file yields."""
+
+    source: SourceInfo
+    """The file and what it states about the run."""
+    measurements: list[ImportedMeasurement]
+    """Its measurements, in file order."""
+
+
+def file_digest(file: SourceFile) -> tuple[str, int]:
+    """SHA-256 and size of a file's bytes."""
+    return hashlib.sha256(file.data).hexdigest(), len(file.data)
+
+
+def malformed(file: SourceFile, record: str | None, field: str | None, message: str) -> DataError:
+    """The one-line error for a malformed source: ``<file> <record> → <field>: <message>``."""
+    location = " ".join(part for part in (file.name, record) if part)
+    if field:
+        location = f"{location} → {field}"
+    return DataError([Issue(location, message)])
+
+
+def decode_text(file: SourceFile) -> str:
+    """The file as UTF-8 text (a BOM is dropped); empty or undecodable files are refused."""
+    if not file.data.strip():
+        raise malformed(file, None, None, "the file is empty")
+    try:
+        return file.data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise malformed(file, None, None, f"not UTF-8 text: {one_line(exc)}") from exc
+
+
+def load_json(file: SourceFile) -> object:
+    """The file parsed as one JSON document."""
+    text = decode_text(file)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise malformed(file, None, None, f"not valid JSON: {one_line(exc)}") from exc
+
+
+def json_lines(file: SourceFile) -> Iterator[tuple[int, object]]:
+    """``(line number, parsed value)`` for every non-blank line of a JSON Lines file."""
+    for number, line in enumerate(decode_text(file).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            raise malformed(
+                file, f"line {number}", None, f"not valid JSON: {one_line(exc)}"
+            ) from exc
+
+
+def measurement(record: Reader, **fields: object) -> ImportedMeasurement:
+    """The measurement at ``record``'s location; a value the model refuses (a concurrency
+    of 0 …) is a one-line error naming the file and the record."""
+    try:
+        return ImportedMeasurement(location=record.record or "", **fields)
+    except ValidationError as exc:
+        raise DataError(pydantic_issues(exc, f"{record.file.name} {record.record}")) from exc
+
+
+def unix_to_iso(seconds: float) -> str:
+    """Unix seconds as UTC ISO 8601 with microseconds."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="microseconds")
+
+
+class Reader:
+    """Typed access to one record of a parsed source; each refusal names the file, the
+    record and the field (``info.timings.request_start``) in one line."""
+
+    def __init__(
+        self, file: SourceFile, record: str | None, value: object, prefix: str = ""
+    ) -> None:
+        self.file = file
+        self.record = record
+        self.value = value
+        self.prefix = prefix
+
+    def error(self, field: str | None, message: str) -> DataError:
+        name = f"{self.prefix}{field}" if field else self.prefix.rstrip(".") or None
+        return malformed(self.file, self.record, name, message)
+
+    def _get(self, key: str, required: bool) -> object:
+        if self.value is None:
+            if required:
+                raise self.error(key, "missing")
+            return None
+        if not isinstance(self.value, dict):
+            raise self.error(None, f"expected a JSON object, got {_kind(self.value)}")
+        value = self.value.get(key)
+        if value is None and required:
+            raise self.error(key, "missing" if key not in self.value else "is null")
+        return value
+
+    def child(self, key: str, *, required: bool = True) -> Reader:
+        """The object under ``key`` as a reader of its own (``None`` inside when absent and
+        not required)."""
+        value = self._get(key, required)
+        if value is not None and not isinstance(value, dict):
+            raise self.error(key, f"expected a JSON object, got {_kind(value)}")
+        return Reader(self.file, self.record, value, f"{self.prefix}{key}.")
+
+    def raw(self, key: str) -> object:
+        """The value under ``key`` unchecked (``None`` when absent)."""
+        return self._get(key, required=False)
+
+    def items(self, key: str) -> list:
+        """The list under ``key`` (required)."""
+        value = self._get(key, required=True)
+        if not isinstance(value, list):
+            raise self.error(key, f"expected a list, got {_kind(value)}")
+        return value
+
+    def text(self, key: str, *, required: bool = False) -> str | None:
+        value = self._get(key, required)
+        if value is not None and not isinstance(value, str):
+            raise self.error(key, f"expected text, got {_kind(value)}")
+        return value
+
+    def number(self, key: str, *, required: bool = False) -> float | None:
+        """A finite number ≥ 0 (times, rates and sizes are never negative)."""
+        value = self._get(key, required)
+        return None if value is None else check_number(self, key, value)
+
+    def count(self, key: str, *, required: bool = False, minimum: int = 0) -> int | None:
+        value = self._get(key, required)
+        return None if value is None else check_count(self, key, value, minimum)
+
+
+def check_number(reader: Reader, field: str, value: object) -> float:
+    """``value`` as a finite float ≥ 0 (booleans refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise reader.error(field, f"expected a number, got {_kind(value)}")
+    if not math.isfinite(value):
+        raise reader.error(field, f"expected a finite number, got {value}")
+    if value < 0:
+        raise reader.error(field, f"negative ({value}): a time, rate or size is never negative")
+    return float(value)
+
+
+def check_count(reader: Reader, field: str, value: object, minimum: int = 0) -> int:
+    """``value`` as an integer ≥ ``minimum`` (a float with no fraction is accepted)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise reader.error(field, f"expected a whole number, got {_kind(value)}")
+    if value < minimum:
+        raise reader.error(field, f"expected a count ≥ {minimum}, got {value}")
+    return value
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"text ({value[:40]!r})"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"

@@ -1,0 +1,299 @@
+"""What the user declares about imported runs (``DECL.yaml``): the hardware, engine, model
+and sampling that the source files do not record, which source group is which condition,
+the speculative decoding each condition ran with, and how a CSV's columns map.
+
+Nothing declared is filled in: an optional field left out stays ``None`` and pages say it
+was not declared. A source group no condition names, or a condition naming a group that no
+file holds, is refused: the import never guesses which run is which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from pydantic import Field, ValidationError, model_validator
+
+from sitegen.errors import DataError, Issue, pydantic_issues
+from sitegen.importers.base import ImportedSource
+from sitegen.models import StrictModel
+from sitegen.plan.io import read_config_file
+from sitegen.plan.models import MAX_SEED, SpeculativeSpec
+from sitegen.text import Bilingual, NonBlank
+
+
+class DeviceDecl(StrictModel):
+    """One kind of device the server ran on."""
+
+    kind: Literal["gpu", "cpu", "accelerator"]
+    """What the device is."""
+    name: NonBlank
+    """Its name as marketed, e.g. ``NVIDIA H100 SXM5 80GB`` or the CPU model."""
+    count: int = Field(ge=1)
+    """How many of them the server used."""
+    memory_gib: float | None = Field(default=None, gt=0)
+    """Memory of one device (GiB; for a CPU, the host's memory); ``None``: not declared."""
+
+
+class HardwareDecl(StrictModel):
+    """The machine that ran the server."""
+
+    devices: list[DeviceDecl] = Field(min_length=1)
+    """Every kind of device the server used (GPUs, CPU …)."""
+    interconnect: NonBlank | None = None
+    """How the GPUs were connected, e.g. ``NVLink 4 (NV18)``; ``None``: not declared."""
+
+
+class EngineDecl(StrictModel):
+    """The inference engine that served the requests."""
+
+    name: NonBlank
+    """Engine name, e.g. ``vLLM`` or ``llama.cpp``."""
+    version: NonBlank
+    """Its version, e.g. ``0.11.0`` (the source files of HTTP benchmarks do not state it)."""
+    build: NonBlank | None = None
+    """Build, commit or image, e.g. ``b6123`` or a container digest; ``None``: not declared."""
+
+
+class ModelDecl(StrictModel):
+    """The model that was served."""
+
+    name: NonBlank
+    """Display name, e.g. ``Llama-3.1-8B-Instruct``."""
+    quantization: NonBlank
+    """Quantization as published, e.g. ``FP8`` or ``GGUF Q4_K_M`` (``none`` for full
+    precision must be said, not assumed)."""
+    file_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    """SHA-256 of the model file, where one file holds it; ``None``: not declared."""
+
+
+class SamplingDecl(StrictModel):
+    """Sampling settings of the requests; a setting left out is not declared (pages say so),
+    never taken as a default."""
+
+    temperature: float | None = Field(default=None, ge=0)
+    """Sampling temperature (0 = greedy)."""
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    """Nucleus threshold."""
+    top_k: int | None = Field(default=None, ge=0)
+    """Top-k cut-off (0 = off)."""
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    """Seed of the requests."""
+
+
+class SourceGroup(NamedTuple):
+    """A group of imported measurements: a file as given to the import and the group the
+    source puts them in within that file (``None``: the whole file)."""
+
+    file: str
+    group: str | None
+
+
+class SourceRef(StrictModel):
+    """One source group named by a condition."""
+
+    file: NonBlank
+    """The file's name exactly as given to the import, e.g. ``runs/off/profile_export.jsonl``."""
+    group: NonBlank | None = None
+    """The group within the file as the import names it (GuideLLM ``benchmarks[1]``,
+    llama-bench ``n_threads=2``, a CSV group value); ``None`` for a file that is one group."""
+
+
+class ConditionDecl(StrictModel):
+    """One condition: the source groups measured with it and its declared factor."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    """Stable identifier used in trial ids and file names."""
+    label: Bilingual
+    """What the condition is, in both site languages."""
+    sources: list[SourceRef] = Field(min_length=1)
+    """The source groups measured with this condition."""
+    speculative: SpeculativeSpec
+    """The declared factor: speculative decoding as configured on the engine (``mode: off``
+    must be written out; it is never assumed)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mode_declared(cls, data: object) -> object:
+        spec = data.get("speculative") if isinstance(data, dict) else None
+        if isinstance(spec, dict) and "mode" not in spec:
+            raise ValueError("speculative.mode must be declared (off, draft, ngram-simple …)")
+        return data
+
+
+class CsvField(StrictModel):
+    """How one measurement field is read from a CSV column."""
+
+    column: NonBlank
+    """The column's header, exactly as in the file."""
+    unit: Literal["s", "ms", "us", "ns", "unix-s", "unix-ms", "unix-ns", "iso8601"] | None = None
+    """The column's unit: ``s``, ``ms``, ``us``, ``ns`` for durations; ``unix-s``,
+    ``unix-ms``, ``unix-ns`` or ``iso8601`` (with its UTC offset) for ``started_at``; none
+    for counts and text."""
+
+
+DURATION_UNITS = ("s", "ms", "us", "ns")
+"""Units of a CSV duration column."""
+START_UNITS = ("unix-s", "unix-ms", "unix-ns", "iso8601")
+"""Units of a CSV ``started_at`` column."""
+TIME_FIELDS = frozenset({"ttft_s", "last_token_s", "e2e_s"})
+"""CSV measurement fields holding durations."""
+NUMBER_FIELDS = frozenset({"prompt_tokens", "output_tokens", "concurrency", "request_rate"})
+"""CSV measurement fields holding counts or rates."""
+TEXT_FIELDS = frozenset({"output_text", "prompt_text", "group", "error"})
+"""CSV measurement fields holding text."""
+CsvTarget = Literal[
+    "started_at",
+    "ttft_s",
+    "last_token_s",
+    "e2e_s",
+    "prompt_tokens",
+    "output_tokens",
+    "concurrency",
+    "request_rate",
+    "output_text",
+    "prompt_text",
+    "group",
+    "error",
+]
+
+
+class CsvMapping(StrictModel):
+    """Which CSV column holds which measurement field, with its unit. Columns not named
+    are not imported; a field with no column stays absent."""
+
+    columns: dict[CsvTarget, CsvField] = Field(min_length=1)
+    """Measurement field → its column, e.g. ``ttft_s: {column: first_token_latency,
+    unit: ms}``. ``error``: a non-empty cell marks the row failed (without an ``error``
+    column every row is ok); ``group``: the row's group, mapped to a condition."""
+
+    @model_validator(mode="after")
+    def _units_match_fields(self) -> CsvMapping:
+        for name, field in self.columns.items():
+            if name in TIME_FIELDS and field.unit not in DURATION_UNITS:
+                raise ValueError(f"columns.{name}.unit must be s, ms, us or ns (a duration)")
+            if name == "started_at" and field.unit not in START_UNITS:
+                raise ValueError(
+                    "columns.started_at.unit must be unix-s, unix-ms, unix-ns or iso8601"
+                )
+            if (name in NUMBER_FIELDS or name in TEXT_FIELDS) and field.unit is not None:
+                raise ValueError(f"columns.{name} takes no unit")
+        headers = [field.column for field in self.columns.values()]
+        repeated = sorted({h for h in headers if headers.count(h) > 1})
+        if repeated:
+            raise ValueError(f"column {repeated[0]!r} is mapped to more than one field")
+        return self
+
+
+class ImportDeclaration(StrictModel):
+    """Everything about imported runs that their files do not say."""
+
+    title: Bilingual | None = None
+    """Report title in both languages (``None``: not declared)."""
+    hardware: HardwareDecl
+    """The machine that ran the server."""
+    engine: EngineDecl
+    """The engine and its build."""
+    model: ModelDecl
+    """The model and its quantization."""
+    context_capacity: int | None = Field(default=None, ge=1)
+    """Context allocated per request slot (tokens), e.g. vLLM ``max_model_len``; ``None``:
+    not declared."""
+    sampling: SamplingDecl = SamplingDecl()
+    """Sampling settings; each one left out is not declared."""
+    conditions: list[ConditionDecl] = Field(min_length=1)
+    """Every condition and the source groups measured with it."""
+    baseline: str
+    """The id of the condition the others are compared with."""
+    csv: CsvMapping | None = None
+    """The column mapping of CSV sources (required to import the ``csv`` format)."""
+
+    @model_validator(mode="after")
+    def _conditions_consistent(self) -> ImportDeclaration:
+        ids = [condition.id for condition in self.conditions]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"condition id {repeated[0]!r} is declared more than once")
+        if self.baseline not in ids:
+            raise ValueError(f"baseline {self.baseline!r} is not a condition ({', '.join(ids)})")
+        seen: dict[SourceGroup, str] = {}
+        for condition in self.conditions:
+            for ref in condition.sources:
+                key = SourceGroup(ref.file, ref.group)
+                if key in seen:
+                    raise ValueError(
+                        f"{_describe(key)} is named by conditions {seen[key]!r} and "
+                        f"{condition.id!r}: a group belongs to one condition"
+                    )
+                seen[key] = condition.id
+        return self
+
+
+def parse_declaration(raw: object, where: str) -> ImportDeclaration:
+    """The declaration in ``raw`` (parsed YAML, TOML or JSON); every problem is one line
+    naming ``where`` and the field."""
+    try:
+        return ImportDeclaration.model_validate(raw)
+    except ValidationError as exc:
+        raise DataError(pydantic_issues(exc, where)) from exc
+
+
+def load_declaration(path: Path) -> ImportDeclaration:
+    """Read ``DECL.yaml`` (YAML, or TOML/JSON by suffix) into a declaration. YAML is read as
+    plans are, with only ``true``/``false`` as booleans, so ``mode: off`` stays ``off``."""
+    return parse_declaration(read_config_file(path, "import declaration"), str(path))
+
+
+def assign_conditions(
+    declaration: ImportDeclaration, sources: Sequence[ImportedSource], where: str
+) -> dict[SourceGroup, ConditionDecl]:
+    """Each source group of the imported files → its declared condition. Refused, with one
+    line per problem: a group no condition names, a declared group no file holds, and a
+    whole file declared where the file holds several groups."""
+    present: dict[str, set[str | None]] = {}
+    for source in sources:
+        groups = present.setdefault(source.source.file, set())
+        groups.update(measurement.group for measurement in source.measurements)
+    declared = {
+        SourceGroup(ref.file, ref.group): condition
+        for condition in declaration.conditions
+        for ref in condition.sources
+    }
+    issues = []
+    for file, groups in present.items():
+        for group in sorted(groups, key=str):
+            if SourceGroup(file, group) not in declared:
+                issues.append(
+                    Issue(
+                        f"{where} → conditions",
+                        f"{_describe(SourceGroup(file, group))} is in no condition's sources: "
+                        "declare which condition it is (the import does not guess)",
+                    )
+                )
+    for key, condition in declared.items():
+        held = present.get(key.file)
+        if held is None or key.group not in held:
+            if held is None:
+                why = "no such file was imported"
+            elif held == {None}:
+                why = "the file is one group: name no group"
+            else:
+                why = f"the file holds groups {', '.join(sorted(map(str, held)))}"
+            issues.append(
+                Issue(
+                    f"{where} → conditions.{condition.id}.sources",
+                    f"{_describe(key)} is not among the imported sources: {why}",
+                )
+            )
+    if issues:
+        raise DataError(issues)
+    return {
+        SourceGroup(file, group): declared[SourceGroup(file, group)]
+        for file, groups in present.items()
+        for group in groups
+    }
+
+
+def _describe(key: SourceGroup) -> str:
+    return f"file {key.file!r}" + (f" group {key.group!r}" if key.group is not None else "")

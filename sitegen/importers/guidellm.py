@@ -1,0 +1,124 @@
+"""GuideLLM's benchmark report (``guidellm run --output kind=json``; report format version 2,
+written by GuideLLM 0.8).
+
+One group per ``benchmarks[i]`` (one load strategy each). Every request of
+``requests.successful``, ``.errored`` and ``.incomplete`` is a measurement; errored and
+incomplete ones are ``failed`` with GuideLLM's error text. Times are Unix seconds from
+``info.timings``; GuideLLM keeps no per-token times, only the first and last.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sitegen.importers.base import (
+    ImportedMeasurement,
+    ImportedSource,
+    Reader,
+    SourceFile,
+    SourceInfo,
+    file_digest,
+    load_json,
+    measurement,
+    unix_to_iso,
+)
+
+REPORT_VERSION = 2
+"""``metadata.version`` of the report layout this importer reads."""
+
+_LISTS = {"successful": "ok", "errored": "failed", "incomplete": "failed"}
+"""GuideLLM's request lists and the status of their requests."""
+
+
+def parse(file: SourceFile) -> ImportedSource:
+    report = Reader(file, None, load_json(file))
+    metadata = report.child("metadata")
+    version = metadata.count("version", required=True)
+    if version != REPORT_VERSION:
+        raise metadata.error(
+            "version",
+            f"GuideLLM report format {version} is not read here (format {REPORT_VERSION}, "
+            "written by GuideLLM 0.8)",
+        )
+    backend = report.child("config").child("spec").child("backend", required=False)
+    api = " ".join(part for part in (backend.text("kind"), backend.text("request_format")) if part)
+    measurements = []
+    for index, raw in enumerate(report.items("benchmarks")):
+        measurements += _benchmark(Reader(file, f"benchmarks[{index}]", raw), index)
+    sha256, size = file_digest(file)
+    return ImportedSource(
+        source=SourceInfo(
+            format="guidellm",
+            tool="GuideLLM",
+            tool_version=metadata.text("guidellm_version"),
+            file=file.name,
+            sha256=sha256,
+            size_bytes=size,
+            target=backend.text("target"),
+            model=backend.text("model"),
+            backend=api or None,
+        ),
+        measurements=measurements,
+    )
+
+
+def _benchmark(benchmark: Reader, index: int) -> list[ImportedMeasurement]:
+    strategy = benchmark.child("config").child("strategy")
+    requests = benchmark.child("requests")
+    measurements = []
+    load = {
+        "group": f"benchmarks[{index}]",
+        "concurrency": strategy.count("streams", minimum=1),
+        "request_rate": strategy.number("rate"),
+        "load_pattern": strategy.text("type_", required=True),
+    }
+    for name, status in _LISTS.items():
+        for position, raw in enumerate(requests.items(name)):
+            where = f"benchmarks[{index}].requests.{name}[{position}]"
+            measurements.append(_request(Reader(benchmark.file, where, raw), status, load))
+    return measurements
+
+
+def _request(request: Reader, status: str, load: dict[str, object]) -> ImportedMeasurement:
+    info = request.child("info")
+    timings = info.child("timings")
+    start = timings.number("request_start")
+    return measurement(
+        request,
+        status=status,
+        error=info.text("error"),
+        started_at=unix_to_iso(start) if start is not None else None,
+        ttft_s=_since(timings, start, "first_token_iteration"),
+        last_token_s=_since(timings, start, "last_token_iteration"),
+        e2e_s=_since(timings, start, "request_end"),
+        prompt_tokens=request.count("prompt_tokens"),
+        output_tokens=request.count("output_tokens"),
+        output_text=request.text("output"),
+        request_body=_body(request),
+        **load,
+    )
+
+
+def _since(timings: Reader, start: float | None, name: str) -> float | None:
+    """Seconds from ``request_start`` to the time ``name`` (``None`` without either)."""
+    time = timings.number(name)
+    if time is None or start is None:
+        return None
+    if time < start:
+        raise timings.error(name, f"{time} is before request_start {start}")
+    return time - start
+
+
+def _body(request: Reader) -> str | None:
+    # GuideLLM stores the request as JSON text: method, headers, params and body.
+    args = request.text("request_args")
+    if args is None:
+        return None
+    try:
+        parsed = json.loads(args)
+    except ValueError:
+        raise request.error("request_args", "not valid JSON text") from None
+    body = Reader(request.file, request.record, parsed, "request_args.").raw("body")
+    if body is None:
+        return None
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))

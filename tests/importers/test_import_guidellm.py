@@ -1,0 +1,146 @@
+"""GuideLLM's JSON report: a real GuideLLM 0.8.1 run read request by request."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from sitegen.importers import guidellm
+from sitegen.importers.base import SourceFile
+from tests.importers.sources import as_file, fixture, fixture_json, problem
+
+REPORT = "guidellm/benchmarks.json.gz"
+
+
+@pytest.fixture(scope="module")
+def imported():
+    return guidellm.parse(fixture(REPORT))
+
+
+def test_the_source_is_named_with_what_the_report_states(imported):
+    source = imported.source
+    assert (source.format, source.tool, source.tool_version) == ("guidellm", "GuideLLM", "0.8.1")
+    assert source.file == "guidellm/benchmarks.json"
+    assert source.sha256 == hashlib.sha256(fixture(REPORT).data).hexdigest()
+    assert source.sha256 == "fa82d2d4dec5be1b89a58f8aa07f615397ce933d0e91f3a27487a84143ae0e0e"
+    assert source.target == "http://127.0.0.1:38989"
+    assert source.model == "SmolLM2-135M-Instruct"
+    assert source.backend == "openai_http /v1/chat/completions"
+    assert source.speculative is None
+
+
+def test_every_request_of_every_benchmark_is_a_measurement_in_file_order(imported):
+    assert [(m.location, m.status, m.group) for m in imported.measurements] == [
+        ("benchmarks[0].requests.successful[0]", "ok", "benchmarks[0]"),
+        ("benchmarks[0].requests.successful[1]", "ok", "benchmarks[0]"),
+        ("benchmarks[0].requests.errored[0]", "failed", "benchmarks[0]"),
+        ("benchmarks[1].requests.successful[0]", "ok", "benchmarks[1]"),
+        ("benchmarks[1].requests.successful[1]", "ok", "benchmarks[1]"),
+        ("benchmarks[1].requests.errored[0]", "failed", "benchmarks[1]"),
+    ]
+    assert [(m.load_pattern, m.concurrency) for m in imported.measurements[::3]] == [
+        ("concurrent", 1),
+        ("concurrent", 2),
+    ]
+
+
+def test_timings_are_seconds_since_the_request_start(imported):
+    # benchmarks[1].requests.successful[1].info.timings, Unix seconds as GuideLLM wrote them
+    start, first, last, end = (
+        1796141604.1311789,
+        1796141604.3000352,
+        1796141604.5168555,
+        1796141604.5180168,
+    )
+    second = imported.measurements[4]
+    assert second.started_at == "2026-12-01T16:13:24.131179+00:00"
+    assert second.ttft_s == first - start
+    assert second.ttft_s == pytest.approx(0.1688563, abs=1e-6)
+    assert second.last_token_s == last - start
+    assert second.e2e_s == end - start
+    assert (second.prompt_tokens, second.output_tokens) == (35, 8)
+    assert second.output_text == "The primary colours are: \n\nRed"
+    assert second.request_body.startswith('{"model":"SmolLM2-135M-Instruct","stream":true')
+    assert '"text":"Name three primary colours."' in second.request_body
+
+
+def test_what_guidellm_does_not_keep_stays_absent(imported):
+    second = imported.measurements[4]
+    assert second.inter_chunk_latencies_s is None  # GuideLLM keeps no per-token times
+    assert second.prompt_text is None and second.started_monotonic_s is None
+    assert second.request_rate is None  # a concurrent strategy aims at no rate
+    assert second.warmup is None and second.measure is None
+
+
+def test_a_refused_request_is_failed_with_guidellm_s_error_and_no_timings(imported):
+    failed = imported.measurements[2]
+    assert failed.error.startswith("HTTPStatusError(\"Client error '400 Bad Request'")
+    assert failed.started_at == "2026-12-01T16:13:19.761768+00:00"
+    assert (failed.ttft_s, failed.e2e_s, failed.output_tokens, failed.output_text) == (
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+def _edited(edit) -> object:
+    report = fixture_json(REPORT)
+    edit(report)
+    return lambda: guidellm.parse(as_file("b.json", report))
+
+
+def _first_timings(report):
+    return report["benchmarks"][0]["requests"]["successful"][0]["info"]["timings"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda r: _first_timings(r).update(first_token_iteration=1796141599.0),
+            "b.json benchmarks[0].requests.successful[0] → info.timings.first_token_iteration: "
+            "1796141599.0 is before request_start",
+        ),
+        (
+            lambda r: _first_timings(r).update(request_start=-1.0),
+            "b.json benchmarks[0].requests.successful[0] → info.timings.request_start: "
+            "negative (-1.0)",
+        ),
+        (
+            lambda r: _first_timings(r).update(request_end="soon"),
+            "b.json benchmarks[0].requests.successful[0] → info.timings.request_end: "
+            "expected a number, got text ('soon')",
+        ),
+        (
+            lambda r: r["benchmarks"][1]["requests"]["successful"][0].pop("info"),
+            "b.json benchmarks[1].requests.successful[0] → info: missing",
+        ),
+        (
+            lambda r: r["benchmarks"][0]["requests"].update(errored={}),
+            "b.json benchmarks[0] → requests.errored: expected a list, got an object",
+        ),
+        (
+            lambda r: r["benchmarks"][0]["requests"]["successful"][1].update(output_tokens=2.5),
+            "b.json benchmarks[0].requests.successful[1] → output_tokens: expected a whole number",
+        ),
+        (
+            lambda r: r["metadata"].update(version=1),
+            "b.json → metadata.version: GuideLLM report format 1 is not read here",
+        ),
+        (lambda r: r.pop("benchmarks"), "b.json → benchmarks: missing"),
+    ],
+)
+def test_a_malformed_report_is_refused_naming_file_record_and_field(edit, expected):
+    assert expected in problem(_edited(edit))
+
+
+def test_a_file_that_is_not_a_report_is_refused():
+    assert "b.json: the file is empty" in problem(lambda: guidellm.parse(SourceFile("b.json", b"")))
+    assert "b.json: not valid JSON" in problem(
+        lambda: guidellm.parse(SourceFile("b.json", b'{"metadata": '))
+    )
+    assert "b.json: expected a JSON object, got a list" in problem(
+        lambda: guidellm.parse(SourceFile("b.json", b"[1, 2]"))
+    )

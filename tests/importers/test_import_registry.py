@@ -1,0 +1,60 @@
+"""The importers by format name: what each needs is asked for, never assumed."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitegen.errors import ConfigError
+from sitegen.importers import base, declaration
+from sitegen.importers.registry import FORMATS, import_source
+from sitegen.models import StrictModel
+from tests.importers.sources import fixture
+
+
+def test_every_issue_format_is_registered():
+    assert list(FORMATS) == ["guidellm", "vllm", "aiperf", "llama-bench", "csv"]
+
+
+def test_a_format_is_run_by_its_name():
+    imported = import_source("aiperf", fixture("aiperf/profile_export.jsonl"))
+    assert imported.source.format == "aiperf" and len(imported.measurements) == 3
+
+
+def test_an_unknown_format_is_refused_with_the_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown import format 'genai-perf' \(known: guidellm"):
+        import_source("genai-perf", fixture("aiperf/profile_export.jsonl"))
+
+
+def test_csv_needs_the_declared_column_mapping():
+    with pytest.raises(ConfigError, match="needs the declaration's csv.columns"):
+        import_source("csv", fixture("csv/requests.csv"))
+
+
+def test_only_aiperf_takes_a_summary():
+    with pytest.raises(ConfigError, match="the guidellm format takes no summary file"):
+        import_source(
+            "guidellm",
+            fixture("guidellm/benchmarks.json.gz"),
+            summary=fixture("aiperf/profile_export_aiperf.json"),
+        )
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        base.ImportedSource,
+        base.ImportedMeasurement,
+        base.SourceInfo,
+        base.SpeculativeTotals,
+        *(
+            getattr(declaration, name)
+            for name in dir(declaration)
+            if name.endswith(("Decl", "Declaration", "Ref", "Mapping", "Field"))
+            and isinstance(getattr(declaration, name), type)
+            and issubclass(getattr(declaration, name), StrictModel)
+        ),
+    ],
+)
+def test_every_field_is_documented(model):
+    # Field docstrings are the data dictionary the site publishes.
+    assert [name for name, field in model.model_fields.items() if not field.description] == []
