@@ -33,6 +33,7 @@ from sitegen.publish.marker import BuildMarker
 from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import Campaign, read_campaigns
+from sitegen.records.imported import ImportedCampaign, read_imported_campaigns
 from sitegen.redact import Redactor, redact_campaign
 from sitegen.statistics.comparison import (
     NOTHING_TO_COMPARE,
@@ -41,6 +42,7 @@ from sitegen.statistics.comparison import (
     make_comparison,
     resolve_campaigns,
 )
+from sitegen.statistics.imported import ImportedReport, make_imported_report
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import check_project, validate_campaigns
 from sitegen.yaml_text import load_yaml
@@ -71,10 +73,13 @@ class RenderedSite:
     docs: Docs
     scratch: tempfile.TemporaryDirectory
     comparisons: list[CrossCampaign]
+    imported: list[ImportedReport]
 
     @property
     def records(self) -> int:
-        return sum(len(r.campaign) for r in self.reports)
+        return sum(len(r.campaign) for r in self.reports) + sum(
+            len(r.campaign.records) for r in self.imported
+        )
 
 
 def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -> RenderedSite:
@@ -84,10 +89,12 @@ def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -
     require_project(project_dir)
     campaigns, issues = read_campaigns(data_dir, skip)
     campaigns = [c for c in campaigns if c.annotations.publish]
-    issues += report_address_collisions(campaigns)
+    imported_campaigns, imported_issues = read_imported_campaigns(data_dir, skip)
+    issues += imported_issues
+    issues += report_address_collisions(campaigns, imported_campaigns)
     issues += validate_campaigns(campaigns)
     issues += check_project(project_dir)
-    if not campaigns and not issues:
+    if not campaigns and not imported_campaigns and not issues:
         issues.append(
             Issue(
                 str(data_dir),
@@ -103,11 +110,20 @@ def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -
     campaigns = [redact_campaign(campaign, redactor) for campaign in campaigns]
     catalogs = load_catalogs(project_dir, settings.title)
     reports = [make_report(campaign) for campaign in campaigns]
+    imported = [make_imported_report(campaign) for campaign in imported_campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)
     remove_abandoned_scratch()
     scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
-    docs = render_docs(reports, catalogs, project_dir, Path(scratch.name), comparisons)
-    return RenderedSite(reports, catalogs, docs, scratch, comparisons)
+    docs = render_docs(
+        reports,
+        catalogs,
+        project_dir,
+        Path(scratch.name),
+        comparisons,
+        imported,
+        redactor.scrub_known,
+    )
+    return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported)
 
 
 SCRATCH_PREFIX = "sitegen-build-"
@@ -133,19 +149,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def report_address_collisions(campaigns: list[Campaign]) -> list[Issue]:
+def report_address_collisions(
+    campaigns: list[Campaign], imported: list[ImportedCampaign] = ()
+) -> list[Issue]:
     """Two published campaigns of plans with the same name would share one report address
-    (``reports/<plan name>/``): one issue naming both for each such pair."""
-    first_by_name: dict[str, Campaign] = {}
+    (``reports/<plan name>/``), as would an imported campaign named like a plan: one
+    issue naming both for each such pair."""
+    first_by_name: dict[str, Campaign | ImportedCampaign] = {}
     issues = []
-    for campaign in campaigns:
-        earlier = first_by_name.setdefault(campaign.plan.name, campaign)
+    named = [(c.plan.name, c) for c in campaigns] + [(c.slug, c) for c in imported]
+    for name, campaign in named:
+        earlier = first_by_name.setdefault(name, campaign)
         if earlier is not campaign:
             issues.append(
                 Issue(
                     str(campaign.directory),
-                    f"its plan is named '{campaign.plan.name}', like {earlier.directory.name}'s: "
-                    f"both would be reports/{campaign.plan.name}/; publish one (publish: false "
+                    f"its report is named '{name}', like {earlier.directory.name}'s: "
+                    f"both would be reports/{name}/; publish one (publish: false "
                     "in the other's annotations.yaml) or give the plans distinct names",
                     "data",
                 )
@@ -209,12 +229,12 @@ def build_site(
             )
 
     rendered = render_site(data_dir, project_dir, skip)
-    data_epoch, default_label = latest_record_time(rendered.reports)
+    data_epoch, default_label = latest_record_time(rendered.reports, rendered.imported)
     label = version or check_label(default_label)
     marker = BuildMarker(
         inputs_sha256=inputs_sha256,
         version=label,
-        campaigns=len(rendered.reports),
+        campaigns=len(rendered.reports) + len(rendered.imported),
         records=rendered.records,
     )
     outcome = publish(rendered, label, data_epoch, marker, project_dir, site_dir)
@@ -245,16 +265,21 @@ def publish(
             rendered.catalogs,
             figures,
             tuple(c.spec.id for c in rendered.comparisons),
+            tuple((r.slug, r.title) for r in rendered.imported),
         )
         return publish_version(build, project_dir, home, published, marker)
 
 
-def latest_record_time(reports: list[Report]) -> tuple[int, str]:
-    """Start of the latest record as Unix seconds and as its UTC date (the default label)."""
+def latest_record_time(
+    reports: list[Report], imported: list[ImportedReport] = ()
+) -> tuple[int, str]:
+    """Start of the latest record as Unix seconds and as its UTC date (the default label);
+    an imported campaign counts by when it was imported (its sources' times may be absent)."""
     starts = [
         datetime.fromisoformat(started_at)
         for report in reports
         for started_at in set(report.campaign.rows["started_at"])
     ]
+    starts += [datetime.fromisoformat(r.registration.imported_at) for r in imported]
     latest = max(starts, default=datetime.fromtimestamp(0, UTC))
     return int(latest.timestamp()), latest.astimezone(UTC).date().isoformat()

@@ -301,6 +301,20 @@ def _verify(args: argparse.Namespace) -> None:
         )
 
 
+def _import(args: argparse.Namespace) -> None:
+    from sitegen.importers.campaign import import_campaign
+
+    result = import_campaign(
+        args.format, args.files, args.declare, args.campaign, args.data, installed_version()
+    )
+    per_condition = ", ".join(f"{c}: {n}" for c, n in result.by_condition.items())
+    print(
+        f"imported {result.records} record(s) into {result.directory} ({per_condition}; "
+        f"{result.failed} failed in the source); `sitegen verify {result.directory}` checks "
+        "it, `sitegen build` publishes it"
+    )
+
+
 def _engines(args: argparse.Namespace) -> None:
     from sitegen.engine.registry import ENGINES, is_publishable
 
@@ -357,6 +371,12 @@ class _PrintVersion(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         print(f"sitegen {installed_version()}")
         parser.exit()
+
+
+def _import_formats():
+    from sitegen.importers.registry import FORMATS
+
+    return FORMATS
 
 
 def installed_version() -> str:
@@ -443,6 +463,29 @@ def main(argv: list[str] | None = None) -> int:
     )
     verify.add_argument("campaigns", type=Path, nargs="+", metavar="DIR", help="campaign directory")
     verify.set_defaults(func=_verify)
+
+    imports = commands.add_parser(
+        "import",
+        help="publish results another tool measured: GuideLLM, vLLM bench serve, AIPerf, "
+        "llama-bench, CSV",
+        description="Import the output files of a benchmark tool as a campaign under "
+        "data/campaigns/NAME/, with what DECL.yaml declares about them (hardware, engine, "
+        "model, which source group is which condition). Nothing the files lack is filled "
+        "in; the pages say what was not recorded.",
+        epilog="formats:\n"
+        + "\n".join(f"  {name:<12} {fmt.reads}" for name, fmt in _import_formats().items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    imports.add_argument("format", choices=list(_import_formats()), metavar="FORMAT")
+    imports.add_argument("files", type=Path, nargs="+", metavar="FILE", help="the tool's output")
+    imports.add_argument(
+        "--declare", type=Path, required=True, metavar="DECL.yaml", help="what the files do not say"
+    )
+    imports.add_argument(
+        "--campaign", required=True, metavar="NAME", help="the new campaign's name (its address)"
+    )
+    imports.add_argument("--data", type=Path, default=Path("data"), help="data directory")
+    imports.set_defaults(func=_import)
 
     engines = commands.add_parser("engines", help="list the registered engines")
     engines.set_defaults(func=_engines)

@@ -34,6 +34,7 @@ from sitegen.quality.suites import ALL_DOMAINS
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.dispersion import IQR_FENCE
+from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
@@ -158,6 +159,8 @@ class Directives:
         report_pages: tuple[str, ...] = (),
         sources: dict[str, Source] | None = None,
         quoted: list[Quote] | None = None,
+        imported: ImportedReport | None = None,
+        imported_reports: list[ImportedReport] = (),
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -174,6 +177,10 @@ class Directives:
         """The pages the report has, in navigation order (links only to these)."""
         self.sources = sources or {}
         """The sources ``literal`` may cite (``content/sources.yaml``)."""
+        self.imported = imported
+        """The imported campaign an imported report page shows."""
+        self.imported_reports = list(imported_reports)
+        """Every imported campaign's report (the home page lists them)."""
         self.quoted = [] if quoted is None else quoted
         """Every literal of the report's pages in this language, for ``literals()``
         (shared by the pages of one report)."""
@@ -272,7 +279,31 @@ class Directives:
         )
 
     def report_list(self) -> Markup:
-        return self._render("report_list.html", reports=self.reports)
+        return self._render(
+            "report_list.html", reports=self.reports, imported=self.imported_reports
+        )
+
+    def _require_imported(self) -> ImportedReport:
+        if self.imported is None:
+            raise jinja2.TemplateRuntimeError(
+                "this directive is only available on an imported campaign's page"
+            )
+        return self.imported
+
+    def imported_title(self) -> Markup:
+        """An imported campaign's title as plain text inside Markdown (see ``report_title``)."""
+        return markdown_inline_text(self._require_imported().title[self.catalog.lang])
+
+    def imported_report(self) -> Markup:
+        """An imported campaign's whole report: its figures with their source (C-IMPORTED),
+        ratios where the declaration allows them, the claims the source cannot support,
+        what the publisher declared and the imported files."""
+        report = self._require_imported()
+        return self._render(
+            "imported_report.html",
+            report=report,
+            downloads=[file.name for file in self.download_files],
+        )
 
     def headline(self) -> Markup:
         report = self._require_report()

@@ -252,6 +252,8 @@ class VersionBuild:
     figures: dict[str, Any]
     comparisons: tuple[str, ...] = ()
     """Ids of the comparison pages (``compare/<id>/``)."""
+    imported: tuple[tuple[str, dict[str, str]], ...] = ()
+    """Each imported campaign's report folder name and title per language."""
 
 
 def site_config(
@@ -291,6 +293,10 @@ def site_config(
         for lang in LANGUAGES:
             # Navigation titles reach the theme's HTML unescaped: escape them here.
             translations[lang][report.slug] = html.escape(report.plan.title[lang])
+    for slug, title in build.imported:
+        nav.append({slug: [f"reports/{slug}/index.md"]})
+        for lang in LANGUAGES:
+            translations[lang][slug] = html.escape(title[lang])
     if build.comparisons:
         nav.append({COMPARE_SECTION: [f"compare/{c}/index.md" for c in build.comparisons]})
         for lang in LANGUAGES:

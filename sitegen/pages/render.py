@@ -15,12 +15,15 @@ from sitegen.pages.content import (
     render_prose,
 )
 from sitegen.pages.directives import Directives, Quote, html_environment
-from sitegen.pages.downloads import make_downloads, write_answer_shards
+from sitegen.pages.downloads import DownloadFile, make_downloads, write_answer_shards
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
 from sitegen.project import content_search_path, packaged_content, packaged_theme
+from sitegen.records.imported import ImportedCampaign
+from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE
 from sitegen.statistics.comparison import CrossCampaign
+from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.validation import (
     check_language_parity,
@@ -46,6 +49,32 @@ whether a report has it."""
 def report_pages(report: Report) -> tuple[str, ...]:
     """The pages of ``report`` in navigation order."""
     return tuple(page for page, shown in REPORT_PAGES.items() if shown(report))
+
+
+IMPORTED_TEMPLATE = "imported.md"
+"""The content template of every imported campaign's page (``content/<lang>/imported.md``)."""
+
+
+def imported_page(report: ImportedReport, lang: str) -> str:
+    """Docs path of an imported campaign's page: ``reports/<name>/index[.<lang>].md``."""
+    return f"reports/{report.slug}/{_page_name('index', lang)}"
+
+
+def make_imported_downloads(
+    campaign: ImportedCampaign, scrub: Callable[[str], str]
+) -> list[DownloadFile]:
+    """An imported campaign's records and registration, as imported, through the site's
+    redaction. The source files themselves are not published: a tool's file may hold
+    request headers or addresses that only the publisher should see."""
+    return [
+        DownloadFile.from_bytes(
+            name,
+            "jsonl" if name.endswith("jsonl") else "json",
+            table,
+            scrub((campaign.directory / name).read_text(encoding="utf-8")).encode("utf-8"),
+        )
+        for name, table in ((RECORDS_FILE, "records"), (IMPORT_FILE, "import"))
+    ]
 
 
 COMPARISON_TEMPLATE = "compare.md"
@@ -83,9 +112,12 @@ def render_docs(
     project_dir: Path,
     scratch: Path,
     comparisons: list[CrossCampaign] = (),
+    imported: list[ImportedReport] = (),
+    scrub: Callable[[str], str] = str,
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
-    the records are written into ``scratch``."""
+    the records are written into ``scratch``. ``scrub``: the redaction of free text that
+    imported files' downloads go through."""
     refuse_symlinks(project_dir / "content")
     sources = load_sources(project_dir / "content")
     content = content_environment(content_search_path(project_dir))
@@ -103,10 +135,16 @@ def render_docs(
         report.slug: make_downloads(report, scratch / report.slug / "downloads")
         for report in reports
     }
+    imported_downloads = {
+        report.slug: make_imported_downloads(report.campaign, scrub) for report in imported
+    }
     for lang in LANGUAGES:
         catalog = catalogs[lang]
         home = render(
-            f"{lang}/index.md", Directives(partials, catalog, None, reports, sources=sources)
+            f"{lang}/index.md",
+            Directives(
+                partials, catalog, None, reports, sources=sources, imported_reports=imported
+            ),
         )
         if home is not None:
             docs[_page_name("index", lang)] = home.encode("utf-8")
@@ -143,7 +181,21 @@ def render_docs(
                     path = f"reports/{report.slug}/{_page_name(page, lang)}"
                     docs[path] = text.encode("utf-8")
                     docs.update(directives.extra_files)
-    issues.extend(check_rendered(docs, reports, comparisons))
+        for report in imported:
+            directives = Directives(
+                partials,
+                catalog,
+                None,
+                reports,
+                imported_downloads[report.slug],
+                site_root=_site_root("index", lang),
+                sources=sources,
+                imported=report,
+            )
+            text = render(f"{lang}/{IMPORTED_TEMPLATE}", directives)
+            if text is not None:
+                docs[imported_page(report, lang)] = text.encode("utf-8")
+    issues.extend(check_rendered(docs, reports, comparisons, imported))
     if issues:
         raise DataError(issues)
     for report in reports:
@@ -152,6 +204,9 @@ def render_docs(
         shards = write_answer_shards(report, scratch / report.slug / "answers")
         for index, shard in enumerate(shards):
             docs[f"reports/{report.slug}/answers/{index}.json"] = shard
+    for report in imported:
+        for file in imported_downloads[report.slug]:
+            docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
     for name, data in schema_files().items():
         docs[f"schema/{name}"] = data
     return docs
@@ -203,28 +258,29 @@ def check_content_languages(content_dir: Path) -> list[Issue]:
 
 
 def check_rendered(
-    docs: Docs, reports: list[Report], comparisons: list[CrossCampaign] = ()
+    docs: Docs,
+    reports: list[Report],
+    comparisons: list[CrossCampaign] = (),
+    imported: list[ImportedReport] = (),
 ) -> list[Issue]:
-    """Caveat rules over every rendered page (the home and comparison pages included),
-    and ja/en figure parity."""
+    """Caveat rules over every rendered page (the home, comparison and imported campaigns'
+    pages included), and ja/en figure parity."""
     issues = []
-    for comparison in comparisons:
+    single_pages = [
+        {lang: comparison_page(comparison, lang) for lang in LANGUAGES}
+        for comparison in comparisons
+    ]
+    single_pages += [{lang: _page_name("index", lang) for lang in LANGUAGES}]
+    single_pages += [{lang: imported_page(report, lang) for lang in LANGUAGES} for report in imported]
+    for paths in single_pages:
         found = {
             lang: (path, read_page(docs[path].decode("utf-8")))
-            for lang in LANGUAGES
-            if (path := comparison_page(comparison, lang)) in docs
+            for lang, path in paths.items()
+            if path in docs
         }
         issues += [issue for path, facts in found.values() for issue in check_page(path, facts)]
         if set(LANGUAGES) <= found.keys():
             issues += check_language_parity(found["ja"][0], found["ja"][1], found["en"][1])
-    home = {
-        lang: (path, read_page(docs[path].decode("utf-8")))
-        for lang in LANGUAGES
-        if (path := _page_name("index", lang)) in docs
-    }
-    issues += [issue for path, facts in home.values() for issue in check_page(path, facts)]
-    if set(LANGUAGES) <= home.keys():
-        issues.extend(check_language_parity(home["ja"][0], home["ja"][1], home["en"][1]))
     for report in reports:
         # page → language → (docs path, parsed facts); each page is parsed once.
         pages = {

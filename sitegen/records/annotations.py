@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
+from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+import yaml
+from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
+from sitegen.errors import Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual, NonBlank
+from sitegen.yaml_text import load_yaml
 
 ANNOTATIONS_FILE = "annotations.yaml"
 
@@ -105,3 +109,18 @@ class Annotations(StrictModel):
         if self.review != "none" and not self.reviewer:
             raise ValueError(f"review '{self.review}' needs a reviewer (person or tool)")
         return self
+
+
+def read_annotations(path: Path, issues: list[Issue]) -> Annotations:
+    """The annotations in ``path`` (the defaults when there is none); every problem is
+    appended to ``issues``."""
+    if not path.exists():
+        return Annotations()
+    try:
+        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
+        return Annotations.model_validate(raw)
+    except yaml.YAMLError as exc:
+        issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, str(path)))
+    return Annotations()

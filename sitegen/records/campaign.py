@@ -16,18 +16,19 @@ from pathlib import Path
 from typing import BinaryIO
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sitegen.errors import Issue, one_line, pydantic_issues
+from sitegen.errors import Issue, pydantic_issues
 from sitegen.plan.models import Plan
-from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
+from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations, read_annotations
 from sitegen.records.layout import (
     CAMPAIGNS_DIR,
+    IMPORT_FILE,
     MANIFEST_FILE,
     PLAN_FILE,
     RECORDS_FILE,
     FileDigest,
+    campaign_directories,
     check_skipped,
 )
 from sitegen.records.models import (
@@ -37,7 +38,6 @@ from sitegen.records.models import (
 )
 from sitegen.records.table import RecordTable, TableBuilder, out_of_range
 from sitegen.records.verify import campaign_files, killed_tail
-from sitegen.yaml_text import load_yaml
 
 UNREADABLE = "unreadable"
 """Rule id of a line of ``records.jsonl`` that is not a JSON object: its campaign cannot
@@ -177,14 +177,6 @@ class RecordTexts(BaseModel):
     reasoning_text: str | None = None
 
 
-def campaign_directories(data_dir: Path) -> list[Path]:
-    """The campaign directories under ``data_dir/campaigns``, sorted by name."""
-    campaigns_dir = data_dir / CAMPAIGNS_DIR
-    if not campaigns_dir.is_dir():
-        return []
-    return sorted(p for p in campaigns_dir.iterdir() if p.is_dir())
-
-
 def read_campaigns(
     data_dir: Path, skip: Collection[str] = ()
 ) -> tuple[list[Campaign], list[Issue]]:
@@ -211,6 +203,8 @@ def read_campaigns(
                     "data",
                 )
             )
+        elif (directory / IMPORT_FILE).is_file():
+            continue  # an imported campaign (records.imported reads it)
         elif not _published(directory / ANNOTATIONS_FILE):
             continue  # left out by its annotations: its records are not even read
         elif (campaign := read_campaign(directory, issues)) is not None:
@@ -222,7 +216,7 @@ def _published(annotations_path: Path) -> bool:
     """Whether a campaign's annotations leave it published (a missing or unreadable file
     does: reading the campaign reports what is wrong with it)."""
     issues: list[Issue] = []
-    annotations = _read_annotations(annotations_path, issues)
+    annotations = read_annotations(annotations_path, issues)
     return annotations.publish or bool(issues)
 
 
@@ -293,7 +287,7 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
         )
         return None
     issues.extend(record_issues)
-    annotations = _read_annotations(directory / ANNOTATIONS_FILE, issues)
+    annotations = read_annotations(directory / ANNOTATIONS_FILE, issues)
     return Campaign(
         directory,
         plan,
@@ -337,19 +331,6 @@ def utc_time(text: str) -> datetime:
     """An ISO 8601 timestamp as an aware datetime (one without a zone is UTC)."""
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _read_annotations(path: Path, issues: list[Issue]) -> Annotations:
-    if not path.exists():
-        return Annotations()
-    try:
-        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
-        return Annotations.model_validate(raw)
-    except yaml.YAMLError as exc:
-        issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
-    except ValidationError as exc:
-        issues.extend(pydantic_issues(exc, str(path)))
-    return Annotations()
 
 
 def _read_records(path: Path, issues: list[Issue]) -> tuple[RecordTable, FileDigest | None]:

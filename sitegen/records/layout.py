@@ -17,6 +17,10 @@ from sitegen.errors import UsageError
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
 PLAN_FILE = "plan.json"
+IMPORT_FILE = "import.json"
+"""An imported campaign's registration (``sitegen import``), in place of a plan."""
+SOURCES_DIR = "sources"
+"""Folder of an imported campaign holding each imported file byte for byte."""
 RECORDS_FILE = "records.jsonl"
 MANIFEST_FILE = "manifest.json"
 ENGINE_LOG = "logs/engine.log"
@@ -89,3 +93,11 @@ def prefix_digest(path: Path, size: int) -> tuple[hashlib._Hash, int]:
             digest.update(block)
             left -= len(block)
         return digest, os.fstat(handle.fileno()).st_size
+
+
+def campaign_directories(data_dir: Path) -> list[Path]:
+    """The campaign directories under ``data_dir/campaigns``, sorted by name."""
+    campaigns_dir = data_dir / CAMPAIGNS_DIR
+    if not campaigns_dir.is_dir():
+        return []
+    return sorted(p for p in campaigns_dir.iterdir() if p.is_dir())

@@ -17,6 +17,7 @@ from sitegen.records.layout import (
     CAMPAIGNS_DIR,
     ENGINE_LOG,
     GROWING_FILES,
+    IMPORT_FILE,
     MANIFEST_FILE,
     PLAN_FILE,
     RECORDS_FILE,
@@ -74,7 +75,9 @@ def verify_campaign(
         records = already_read[RECORDS_FILE].lines
     else:
         records = _count_records(directory / RECORDS_FILE)
-    plan_bytes = _read_if_present(directory / PLAN_FILE)
+    # An imported campaign registers its import.json where a measured one has its plan.
+    registered = IMPORT_FILE if IMPORT_FILE in listed else PLAN_FILE
+    plan_bytes = _read_if_present(directory / registered)
     if tail is not None:
         issues.append(Issue(tail.location(directory), tail.cure(directory), RULE))
     elif records is not None and records != manifest.record_count:
@@ -85,14 +88,15 @@ def verify_campaign(
                 RULE,
             )
         )
-    plan_path = directory / PLAN_FILE
+    plan_path = directory / registered
     if plan_bytes is not None:
         plan_hash = hashlib.sha256(plan_bytes).hexdigest()
         if plan_hash != manifest.plan_sha256:
             issues.append(
                 Issue(
                     str(plan_path),
-                    f"plan hash {plan_hash}, the manifest registers {manifest.plan_sha256}",
+                    f"{Path(registered).stem} hash {plan_hash}, the manifest registers "
+                    f"{manifest.plan_sha256}",
                     RULE,
                 )
             )

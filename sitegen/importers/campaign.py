@@ -1,0 +1,257 @@
+"""``sitegen import``: source files and a declaration in, a signed imported campaign out.
+
+Gather, then write: every file is read and parsed and every group mapped to its declared
+condition before anything is created; the campaign directory is written beside its final
+place and renamed into it in one step, so a refused or interrupted import leaves nothing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import re
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from sitegen.errors import ConfigError, DataError, Issue, StorageError, UsageError
+from sitegen.importers.base import ImportedSource, SourceFile
+from sitegen.importers.declaration import (
+    ImportDeclaration,
+    SourceGroup,
+    assign_conditions,
+    load_declaration,
+)
+from sitegen.importers.registry import FORMATS, import_source
+from sitegen.models import StrictModel
+from sitegen.records.imported import (
+    REQUESTS_INPUT,
+    ImportedRecord,
+    ImportOrigin,
+    ImportRegistration,
+    campaign_id,
+    derived_rate,
+)
+from sitegen.records.layout import (
+    CAMPAIGNS_DIR,
+    IMPORT_FILE,
+    MANIFEST_FILE,
+    RECORDS_FILE,
+    SOURCES_DIR,
+    write_atomic,
+)
+from sitegen.records.models import ArtifactEntry, Manifest
+
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    directory: Path
+    records: int
+    failed: int
+    by_condition: dict[str, int]
+
+
+def source_name(path: Path) -> str:
+    """The name a file is recorded under: the path as given when it is relative and stays
+    inside the working directory, else the file's own name (a host path is never
+    recorded). A ``.gz`` file is recorded by the name of what it holds."""
+    pure = PurePosixPath(path.as_posix())
+    name = pure.as_posix() if not pure.is_absolute() and ".." not in pure.parts else pure.name
+    return name.removesuffix(".gz")
+
+
+def read_source(path: Path) -> SourceFile:
+    """The file's bytes (a gzipped file decompressed), named as ``source_name`` says."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: a directory; name the tool's output file") from None
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", path) from exc
+    if path.name.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise DataError([Issue(str(path), f"not a gzip file: {exc}")]) from exc
+    return SourceFile(source_name(path), data)
+
+
+def parse_sources(
+    format_name: str, paths: list[Path], declaration: ImportDeclaration
+) -> list[ImportedSource]:
+    """Every file read as ``format_name``. AIPerf: a ``.json`` file is the summary of the
+    ``.jsonl`` export in the same folder."""
+    if format_name not in FORMATS:
+        raise ConfigError(f"unknown import format '{format_name}' (known: {', '.join(FORMATS)})")
+    summaries: dict[Path, Path] = {}
+    exports = list(paths)
+    if FORMATS[format_name].takes_summary:
+        summaries = {p.parent: p for p in paths if p.suffix == ".json"}
+        exports = [p for p in paths if p.suffix != ".json"]
+        for folder, summary in summaries.items():
+            if not any(p.parent == folder for p in exports):
+                raise UsageError(f"{summary}: a summary without its profile_export.jsonl beside it")
+    files = [read_source(path) for path in exports]
+    repeated = [name for name, n in Counter(f.name for f in files).items() if n > 1]
+    if repeated:
+        raise UsageError(
+            f"two files would be recorded as {repeated[0]!r}: give them by paths that differ "
+            "(relative to this directory)"
+        )
+    mapping = declaration.csv
+    return [
+        import_source(
+            format_name,
+            file,
+            mapping=mapping,
+            summary=read_source(summaries[path.parent]) if path.parent in summaries else None,
+        )
+        for path, file in zip(exports, files, strict=True)
+    ]
+
+
+def input_of(measure: str | None) -> str:
+    """Input id of a measurement: llama-bench's test as an id (``pp16+tg8`` →
+    ``pp16-tg8``), else ``requests``."""
+    if measure is None:
+        return REQUESTS_INPUT
+    return re.sub(r"[^a-z0-9_.]+", "-", measure.strip().lower()).strip("-") or REQUESTS_INPUT
+
+
+def make_records(
+    registration: ImportRegistration,
+    import_sha256: str,
+    sources: list[ImportedSource],
+    conditions: dict[SourceGroup, str],
+) -> list[ImportedRecord]:
+    """One record per measurement, in source order; pure."""
+    records = []
+    repetitions: Counter[tuple[str, str]] = Counter()
+    speculative = {c.id: c.speculative for c in registration.declaration.conditions}
+    identity = campaign_id(registration.name, import_sha256)
+    for source in sources:
+        info = source.source
+        for measurement in source.measurements:
+            condition = conditions[SourceGroup(info.file, measurement.group)]
+            input_id = input_of(measurement.measure)
+            repetition = repetitions[condition, input_id]
+            repetitions[condition, input_id] += 1
+            generation_s, gen_tps = derived_rate(measurement)
+            records.append(
+                ImportedRecord(
+                    campaign_id=identity,
+                    import_sha256=import_sha256,
+                    trial_id=f"{condition}/{input_id}/r{repetition}",
+                    condition_id=condition,
+                    input_id=input_id,
+                    repetition=repetition,
+                    role="warmup" if measurement.warmup else "measured",
+                    status=measurement.status,
+                    speculative=speculative[condition],
+                    origin=ImportOrigin(
+                        format=info.format,
+                        tool=info.tool,
+                        tool_version=info.tool_version,
+                        file=info.file,
+                        sha256=info.sha256,
+                        location=measurement.location,
+                    ),
+                    measurement=measurement,
+                    generation_s=generation_s,
+                    gen_tps=gen_tps,
+                )
+            )
+    return records
+
+
+def canonical_bytes(model: StrictModel) -> bytes:
+    """A model as one line of JSON in field order (``schema_version`` first), UTF-8."""
+    return model.model_dump_json().encode()
+
+
+def import_campaign(
+    format_name: str,
+    paths: list[Path],
+    declaration_path: Path,
+    name: str,
+    data_dir: Path,
+    sitegen_version: str,
+) -> ImportResult:
+    """Read, map and write one imported campaign under ``data_dir/campaigns/<name>``."""
+    if not NAME_PATTERN.fullmatch(name) or len(name) > 64:
+        raise UsageError(
+            f"--campaign {name!r}: lowercase letters, digits, '.', '_' and '-' (at most 64), "
+            "starting with a letter or digit"
+        )
+    directory = data_dir / CAMPAIGNS_DIR / name
+    if directory.exists():
+        raise UsageError(
+            f"{directory} exists: a campaign is never changed; import under another --campaign"
+        )
+    if not declaration_path.is_file():
+        raise UsageError(f"--declare {declaration_path}: no such file")
+    declaration = load_declaration(declaration_path)
+    sources = parse_sources(format_name, paths, declaration)
+    assigned = assign_conditions(declaration, sources, str(declaration_path))
+    registration = ImportRegistration(
+        name=name,
+        format=format_name,
+        imported_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        sitegen_version=sitegen_version,
+        declaration=declaration,
+        sources=[source.source for source in sources],
+    )
+    registration_bytes = canonical_bytes(registration) + b"\n"
+    import_sha256 = hashlib.sha256(registration_bytes).hexdigest()
+    conditions = {group: condition.id for group, condition in assigned.items()}
+    records = make_records(registration, import_sha256, sources, conditions)
+    files = {IMPORT_FILE: registration_bytes}
+    files[RECORDS_FILE] = b"".join(canonical_bytes(record) + b"\n" for record in records)
+    for path in paths:  # AIPerf's summaries included
+        source = read_source(path)
+        files[f"{SOURCES_DIR}/{source.name}"] = source.data
+    manifest = Manifest(
+        campaign_id=campaign_id(name, import_sha256),
+        plan_sha256=import_sha256,
+        registered_at=registration.imported_at,
+        record_count=len(records),
+        artifacts=sorted(
+            (
+                ArtifactEntry(
+                    path=path, sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data)
+                )
+                for path, data in files.items()
+            ),
+            key=lambda entry: entry.path,
+        ),
+    )
+    files[MANIFEST_FILE] = manifest.model_dump_json(indent=1).encode() + b"\n"
+    _write_directory(directory, files)
+    return ImportResult(
+        directory,
+        len(records),
+        sum(record.status == "failed" for record in records),
+        dict(Counter(record.condition_id for record in records)),
+    )
+
+
+def _write_directory(directory: Path, files: dict[str, bytes]) -> None:
+    """Write every file into a hidden folder beside ``directory``, then rename it into
+    place: the campaign appears whole or not at all."""
+    staging = directory.with_name(f".{directory.name}.importing")
+    try:
+        shutil.rmtree(staging, ignore_errors=True)
+        for relative, data in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, data)
+        staging.rename(directory)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise StorageError.from_os_error(exc, "write", directory) from exc
