@@ -271,7 +271,9 @@ def check_rendered(
         for comparison in comparisons
     ]
     single_pages += [{lang: _page_name("index", lang) for lang in LANGUAGES}]
-    single_pages += [{lang: imported_page(report, lang) for lang in LANGUAGES} for report in imported]
+    single_pages += [
+        {lang: imported_page(report, lang) for lang in LANGUAGES} for report in imported
+    ]
     for paths in single_pages:
         found = {
             lang: (path, read_page(docs[path].decode("utf-8")))

@@ -11,12 +11,15 @@ from pydantic import BaseModel
 from sitegen.fleet.models import FleetPlan
 from sitegen.plan.grid import GRID_KEY, PlanGrid
 from sitegen.plan.models import Plan
+from sitegen.records.imported import ImportedRecord, ImportRegistration
 from sitegen.records.models import Manifest, TrialRecord
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "plan": Plan,
     "trial-record": TrialRecord,
     "manifest": Manifest,
+    "imported-record": ImportedRecord,
+    "import-registration": ImportRegistration,
     "fleet-plan": FleetPlan,
 }
 

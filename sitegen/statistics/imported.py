@@ -64,7 +64,9 @@ class ImportedComparison:
     """Treatment median ÷ baseline median; only with its interval (C-SPREAD)."""
     interval: tuple[float, float] | None
     differing: tuple[str, ...]
-    """Load fields that differ between the two sides: no ratio then (C-CONFDIFF)."""
+    """Load fields that differ between the two sides, and ``group`` when both sides declare
+    the same speculative decoding (they then differ in something undeclared): no ratio
+    then (C-CONFDIFF)."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,11 @@ def tool_label(registration: ImportRegistration) -> str:
     """The tools and versions the files state, e.g. ``GuideLLM 0.8.1``; a version the file
     does not state is said so."""
     labels = dict.fromkeys(
-        f"{s.tool} {s.tool_version}" if s.tool_version else f"{s.tool} (version not stated)"
+        f"{s.tool} {s.tool_version}"
+        if s.tool_version
+        else s.tool
+        if s.format == "csv"  # a table of any tool's making: it has no version to state
+        else f"{s.tool} (version not stated)"
         for s in registration.sources
     )
     return ", ".join(labels)
@@ -191,6 +197,7 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
             )
         )
     baseline = registration.declaration.baseline
+    speculative = {c.id: c.speculative for c in registration.declaration.conditions}
     comparisons = []
     for row in rows:
         if row.condition_id == baseline:
@@ -201,6 +208,9 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
         if base is None:
             continue
         differing = tuple(f for f in LOAD_FIELDS if row.load[f] != base.load[f])
+        if speculative[row.condition_id] == speculative[baseline]:
+            # Same declared factor on both sides: they differ in something undeclared.
+            differing += ("group",)
         metric = next(
             (m for m in RATE_METRICS if row.figures[m].present and base.figures[m].present), None
         )
