@@ -308,10 +308,10 @@ def _import(args: argparse.Namespace) -> None:
         args.format, args.files, args.declare, args.campaign, args.data, installed_version()
     )
     per_condition = ", ".join(f"{c}: {n}" for c, n in result.by_condition.items())
+    detail = f" ({per_condition}; {result.failed} failed in the source)" if per_condition else ""
     print(
-        f"imported {result.records} record(s) into {result.directory} ({per_condition}; "
-        f"{result.failed} failed in the source); `sitegen verify {result.directory}` checks "
-        "it, `sitegen build` publishes it"
+        f"imported {result.records} record(s) into {result.directory}{detail}; "
+        f"`sitegen verify {result.directory}` checks it, `sitegen build` publishes it"
     )
 
 
@@ -473,13 +473,17 @@ def main(argv: list[str] | None = None) -> int:
         "model, which source group is which condition). Nothing the files lack is filled "
         "in; the pages say what was not recorded.",
         epilog="formats:\n"
-        + "\n".join(f"  {name:<12} {fmt.reads}" for name, fmt in _import_formats().items()),
+        + "\n".join(f"  {name:<12} {fmt.reads}" for name, fmt in _import_formats().items())
+        + "\n  sitegen      a published report's downloads records.jsonl.gz, plan.json and "
+        "manifest.json\n               (no --declare: the plan is the declaration)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    imports.add_argument("format", choices=list(_import_formats()), metavar="FORMAT")
+    imports.add_argument(
+        "format", choices=[*_import_formats(), "sitegen"], metavar="FORMAT", help="see below"
+    )
     imports.add_argument("files", type=Path, nargs="+", metavar="FILE", help="the tool's output")
     imports.add_argument(
-        "--declare", type=Path, required=True, metavar="DECL.yaml", help="what the files do not say"
+        "--declare", type=Path, metavar="DECL.yaml", help="what the files do not say"
     )
     imports.add_argument(
         "--campaign", required=True, metavar="NAME", help="the new campaign's name (its address)"

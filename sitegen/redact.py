@@ -80,6 +80,10 @@ class RedactPolicy(StrictModel):
         return hosts
 
 
+_LABEL = re.compile(rf"(?:host|env)-[0-9a-f]{{{HASH_DIGITS}}}")
+"""A label this redactor writes for a host or an environment value."""
+
+
 class Redactor:
     """Labels values consistently: one instance for a whole build."""
 
@@ -125,7 +129,10 @@ class Redactor:
         return label
 
     def host(self, name: str) -> str:
-        """The label of a host name."""
+        """The label of a host name (a label stays itself: published records imported
+        again are not relabelled)."""
+        if _LABEL.fullmatch(name) or name in self._declared.values():
+            return name
         if name not in self._hosts:
             # Free text quoting this host from now on is relabelled too.
             self._hosts.add(name)
@@ -159,7 +166,7 @@ class Redactor:
 
     def env(self, name: str, value: str | None) -> str | None:
         """An environment value, labelled unless kept (unset stays unset)."""
-        if value is None or name in self.policy.env.keep:
+        if value is None or name in self.policy.env.keep or _LABEL.fullmatch(value):
             return value
         return self._hash("env", f"{name}={value}")
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from sitegen.errors import ConfigError, DataError, Issue, StorageError, UsageError
+from pydantic import ValidationError
+
+from sitegen.errors import ConfigError, DataError, Issue, StorageError, UsageError, pydantic_issues
 from sitegen.importers.base import ImportedSource, SourceFile
 from sitegen.importers.declaration import (
     ImportDeclaration,
@@ -38,6 +40,7 @@ from sitegen.records.layout import (
     CAMPAIGNS_DIR,
     IMPORT_FILE,
     MANIFEST_FILE,
+    PLAN_FILE,
     RECORDS_FILE,
     SOURCES_DIR,
     write_atomic,
@@ -175,15 +178,9 @@ def canonical_bytes(model: StrictModel) -> bytes:
     return model.model_dump_json().encode()
 
 
-def import_campaign(
-    format_name: str,
-    paths: list[Path],
-    declaration_path: Path,
-    name: str,
-    data_dir: Path,
-    sitegen_version: str,
-) -> ImportResult:
-    """Read, map and write one imported campaign under ``data_dir/campaigns/<name>``."""
+def new_campaign_directory(data_dir: Path, name: str) -> Path:
+    """Where the campaign ``name`` is written; refused when the name is not a campaign
+    name or the campaign exists."""
     if not NAME_PATTERN.fullmatch(name) or len(name) > 64:
         raise UsageError(
             f"--campaign {name!r}: lowercase letters, digits, '.', '_' and '-' (at most 64), "
@@ -194,6 +191,25 @@ def import_campaign(
         raise UsageError(
             f"{directory} exists: a campaign is never changed; import under another --campaign"
         )
+    return directory
+
+
+def import_campaign(
+    format_name: str,
+    paths: list[Path],
+    declaration_path: Path | None,
+    name: str,
+    data_dir: Path,
+    sitegen_version: str,
+) -> ImportResult:
+    """Read, map and write one imported campaign under ``data_dir/campaigns/<name>``."""
+    directory = new_campaign_directory(data_dir, name)
+    if format_name == OWN_DOWNLOADS:
+        if declaration_path is not None:
+            raise UsageError("--declare: a published version's plan.json is its declaration")
+        return import_own_downloads(paths, directory)
+    if declaration_path is None:
+        raise UsageError(f"the {format_name} format needs --declare DECL.yaml")
     if not declaration_path.is_file():
         raise UsageError(f"--declare {declaration_path}: no such file")
     declaration = load_declaration(declaration_path)
@@ -255,3 +271,64 @@ def _write_directory(directory: Path, files: dict[str, bytes]) -> None:
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise StorageError.from_os_error(exc, "write", directory) from exc
+
+
+OWN_DOWNLOADS = "sitegen"
+"""The format name of sitegen's own downloads (a published version's ``records.jsonl.gz``,
+``plan.json`` and ``manifest.json``)."""
+OWN_FILES = ("records.jsonl.gz", "plan.json", "manifest.json")
+
+
+def import_own_downloads(paths: list[Path], directory: Path) -> ImportResult:
+    """A published campaign again from its downloads: the records and the plan byte for
+    byte (``records.jsonl.gz`` decompressed), signed by a new manifest that keeps the
+    campaign's id, plan hash and registration time, so a build computes every figure as
+    the published version did. The records are sitegen's own measurements: they are
+    validated as such, not as imported data."""
+    by_name = {path.name: path for path in paths}
+    missing = [name for name in OWN_FILES if name not in by_name]
+    if missing or len(by_name) != len(paths) or set(by_name) - set(OWN_FILES):
+        raise UsageError(
+            "the sitegen format takes a published report's downloads records.jsonl.gz, "
+            f"plan.json and manifest.json (missing: {', '.join(missing) or 'none'})"
+        )
+    records = read_source(by_name["records.jsonl.gz"]).data
+    plan = read_source(by_name["plan.json"]).data
+    published = read_source(by_name["manifest.json"])
+    try:
+        signed = Manifest.model_validate_json(published.data)
+    except ValidationError as exc:
+        raise DataError(pydantic_issues(exc, str(by_name["manifest.json"]))) from exc
+    plan_sha256 = hashlib.sha256(plan).hexdigest()
+    if plan_sha256 != signed.plan_sha256:
+        raise DataError(
+            [
+                Issue(
+                    str(by_name["plan.json"]),
+                    f"sha256 {plan_sha256}, the published manifest registers "
+                    f"{signed.plan_sha256}: not the plan of these records",
+                )
+            ]
+        )
+    count = sum(1 for line in records.splitlines() if line.strip())
+    files = {PLAN_FILE: plan, RECORDS_FILE: records}
+    manifest = Manifest(
+        campaign_id=signed.campaign_id,
+        plan_sha256=plan_sha256,
+        registered_at=signed.registered_at,
+        record_count=count,
+        artifacts=_artifacts(files),
+    )
+    files[MANIFEST_FILE] = manifest.model_dump_json(indent=1).encode() + b"\n"
+    _write_directory(directory, files)
+    return ImportResult(directory, count, 0, {})
+
+
+def _artifacts(files: dict[str, bytes]) -> list[ArtifactEntry]:
+    return sorted(
+        (
+            ArtifactEntry(path=path, sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data))
+            for path, data in files.items()
+        ),
+        key=lambda entry: entry.path,
+    )

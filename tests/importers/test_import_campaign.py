@@ -229,7 +229,12 @@ def test_pages_mark_every_figure_and_refuse_what_the_source_lacks(workdir: Path)
             declare(
                 workdir / "v.yaml",
                 condition("off", "<b>off</b>", "[{file: a/vllm-serve.json}]")
-                + condition("ngram", "ngram", "[{file: b/vllm-serve.json}]", "{mode: ngram-simple, draft_max: 8}"),
+                + condition(
+                    "ngram",
+                    "ngram",
+                    "[{file: b/vllm-serve.json}]",
+                    "{mode: ngram-simple, draft_max: 8}",
+                ),
                 "off",
             )
         ),
@@ -317,3 +322,39 @@ def test_a_page_without_the_imported_caveat_breaks_the_rule() -> None:
     facts = read_page('<div data-claim="imported-figure"><p>84.88</p></div>')
     issues = check_page("p.md", facts)
     assert [i.rule for i in issues] == ["C-IMPORTED"]
+
+
+def test_own_downloads_round_trip_to_the_same_figures(tmp_path: Path, monkeypatch) -> None:
+    """A published report's downloads imported and built again: every figure the same."""
+    from tests.sitefixtures import publishable_campaign, report_address
+
+    project = tmp_path / "proj"
+    init_project(project)
+    campaign = publishable_campaign(tmp_path / "data").parent
+    slug = report_address(campaign)
+    first = build_site(tmp_path / "data", tmp_path / "site-a", project, version="a")
+    downloads = tmp_path / "site-a" / "v" / first.version / "reports" / slug / "downloads"
+    monkeypatch.chdir(tmp_path)
+    own = [str(downloads / name) for name in ("records.jsonl.gz", "plan.json", "manifest.json")]
+    assert run("import", "sitegen", *own, "--campaign", campaign.name, "--data", "again") == 0
+    assert run("verify", str(tmp_path / "again" / CAMPAIGNS_DIR / campaign.name)) == 0
+    second = build_site(tmp_path / "again", tmp_path / "site-b", project, version="a")
+    a = tmp_path / "site-a" / "v" / "a"
+    b = tmp_path / "site-b" / "v" / second.version
+    tables = sorted(p.name for p in downloads.iterdir() if p.suffix in (".csv", ".parquet"))
+    assert "trials.csv" in tables and "speed_summary.csv" in tables
+    for name in tables:
+        assert (b / "reports" / slug / "downloads" / name).read_bytes() == (
+            downloads / name
+        ).read_bytes(), name
+    pages = sorted(p.relative_to(a) for p in (a / "reports" / slug).rglob("index.html"))
+    assert len(pages) >= 4
+    for page in pages:
+        if "data" in page.parts:  # the data page lists the new manifest's digests
+            continue
+        figures_a = read_page((a / page).read_text()).figures()
+        assert read_page((b / page).read_text()).figures() == figures_a, page
+    # A plan that is not the records' plan is refused.
+    other = tmp_path / "plan.json"
+    other.write_bytes((downloads / "plan.json").read_bytes() + b" ")
+    assert run("import", "sitegen", own[0], str(other), own[2], "--campaign", "x") == 1
