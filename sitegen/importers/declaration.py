@@ -192,7 +192,7 @@ class ImportDeclaration(StrictModel):
     title: Bilingual | None = None
     """Report title in both languages (``None``: not declared)."""
     hardware: HardwareDecl
-    """The machine that ran the server."""
+    """The devices and interconnect of the machine that ran the server."""
     engine: EngineDecl
     """The engine and its build."""
     model: ModelDecl

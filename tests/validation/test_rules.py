@@ -7,6 +7,8 @@ rendered. Data rules are checked on records and annotations.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +18,13 @@ import yaml
 
 from sitegen.build import render_site
 from sitegen.errors import DataError
+from sitegen.importers.campaign import import_campaign
 from sitegen.pages.render import check_rendered
 from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
 from sitegen.validation import validate_campaigns
 from sitegen.validation.rules import load_rules
 from tests.conftest import make_plan
+from tests.importers.sources import FIXTURES
 from tests.sitefixtures import copy_project, project_page, publishable_campaign, resign
 from tests.statistics.test_quality_records import quality_plan
 
@@ -67,10 +71,28 @@ def checked(tmp_path_factory):
             }
         ],
     )
+    import_vllm_run(data)
     return render_site(data, PROJECT)
 
 
-def _page(checked, *, quality: bool, page: str) -> str:
+def import_vllm_run(data: Path) -> None:
+    """The real vLLM fixture imported as a campaign of its own."""
+    declaration = data.parent / "decl.yaml"
+    declaration.write_text(
+        "hardware: {devices: [{kind: cpu, name: CPU, count: 1}]}\n"
+        "engine: {name: llama.cpp, version: xllamacpp}\n"
+        "model: {name: SmolLM2, quantization: Q4_1}\n"
+        "conditions: [{id: off, label: {ja: なし, en: none}, speculative: {mode: off},\n"
+        "  sources: [{file: vllm-serve.json}]}]\nbaseline: off\n"
+    )
+    shutil.copy(FIXTURES / "vllm" / "vllm-serve.json", data.parent / "vllm-serve.json")
+    with contextlib.chdir(data.parent):
+        import_campaign("vllm", [Path("vllm-serve.json")], declaration, "imported", data, "test")
+
+
+def _page(checked, *, quality: bool, page: str, imported: bool = False) -> str:
+    if imported:
+        return f"reports/{checked.imported[0].slug}/{page}"
     slug = next(r.slug for r in checked.reports if (r.plan.quality is not None) == quality)
     return f"reports/{slug}/{page}"
 
@@ -84,6 +106,8 @@ class PageEdit:
     new: str
     quality: bool = False
     """On the quality campaign's pages (else the speed campaign's)."""
+    imported: bool = False
+    """On the imported campaign's page (every occurrence of ``old`` replaced)."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +192,9 @@ FAILING_CASES = {
     "C-FIGURE": ContentEdit("report/index.md", "MTP makes generation 2× faster."),
     "C-SPECHEALTH": PageEdit("index.md", 'data-healthy="true"', 'data-healthy="false"'),
     "C-SPREAD": PageEdit("index.md", 'data-ci="', 'data-cx="'),
+    "C-IMPORTED": PageEdit(
+        "index.md", 'data-caveat="C-IMPORTED"', 'data-caveat="C-NONE"', imported=True
+    ),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
 
@@ -177,7 +204,7 @@ def test_every_rule_of_the_catalog_has_a_failing_case():
 
 
 def test_every_rule_passes_on_valid_campaigns(checked):
-    assert check_rendered(checked.docs, checked.reports) == []
+    assert check_rendered(checked.docs, checked.reports, imported=checked.imported) == []
     assert validate_campaigns([r.campaign for r in checked.reports]) == []
 
 
@@ -185,12 +212,12 @@ def test_every_rule_passes_on_valid_campaigns(checked):
 def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
     case = FAILING_CASES[rule]
     if isinstance(case, PageEdit):
-        path = _page(checked, quality=case.quality, page=case.page)
+        path = _page(checked, quality=case.quality, page=case.page, imported=case.imported)
         html = checked.docs[path].decode()
         assert case.old in html, f"{rule}: the directive should render {case.old}"
         broken = dict(checked.docs)
-        broken[path] = html.replace(case.old, case.new, 1).encode()
-        found = check_rendered(broken, checked.reports)
+        broken[path] = html.replace(case.old, case.new, -1 if case.imported else 1).encode()
+        found = check_rendered(broken, checked.reports, imported=checked.imported)
         assert rule in {issue.rule for issue in found}
         assert any(path in issue.location for issue in found if issue.rule == rule)
         return
