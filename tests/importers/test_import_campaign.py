@@ -358,3 +358,23 @@ def test_own_downloads_round_trip_to_the_same_figures(tmp_path: Path, monkeypatc
     other = tmp_path / "plan.json"
     other.write_bytes((downloads / "plan.json").read_bytes() + b" ")
     assert run("import", "sitegen", own[0], str(other), own[2], "--campaign", "x") == 1
+
+
+def test_vllm_speculative_totals_are_a_pooled_acceptance_marked_as_such(workdir: Path) -> None:
+    result = json.loads((workdir / "vllm/vllm-serve.json").read_text())
+    result.update(
+        spec_decode_num_drafts=40, spec_decode_draft_tokens=160, spec_decode_accepted_tokens=100
+    )
+    (workdir / "spec.json").write_text(json.dumps(result))
+    decl = declare(
+        workdir / "d.yaml",
+        condition("mtp", "mtp", "[{file: spec.json}]", "{mode: draft-mtp, draft_max: 4}"),
+        "mtp",
+    )
+    assert run("import", "vllm", "spec.json", "--declare", str(decl), "--campaign", "s") == 0
+    build_site(workdir / "data", workdir / "site", workdir)
+    html, text = _page_text(workdir / "site", "s", "en")
+    (claim,) = read_page(html).claims_of("imported-acceptance")
+    assert "62.5 % of the proposed draft tokens accepted (100 of 160)" in "".join(claim.text)
+    assert "pooled over the whole run" in text and "not a per-request figure" in text
+    assert 'data-refused="acceptance_per_trial"' in html
