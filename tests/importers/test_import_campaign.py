@@ -21,6 +21,7 @@ from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.validation import check_page
 from sitegen.validation.page_facts import read_page
 from tests.importers.sources import FIXTURES
+from tests.links import broken_internal_links
 
 HARDWARE = """\
 hardware:
@@ -282,6 +283,7 @@ def test_pages_mark_every_figure_and_refuse_what_the_source_lacks(workdir: Path)
     )
     result = build_site(workdir / "data", workdir / "site", workdir)
     assert result.campaigns == 3
+    assert broken_internal_links(workdir / "site") == []
     for lang in ("ja", "en"):
         for campaign in ("vl", "lb", "cs"):
             html, _ = _page_text(workdir / "site", campaign, lang)
