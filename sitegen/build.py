@@ -111,7 +111,7 @@ def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -
     catalogs = load_catalogs(project_dir, settings.title)
     reports = [make_report(campaign) for campaign in campaigns]
     imported = [make_imported_report(campaign) for campaign in imported_campaigns]
-    comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports)
+    comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports, imported)
     remove_abandoned_scratch()
     scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     docs = render_docs(
@@ -173,7 +173,9 @@ def report_address_collisions(
     return issues
 
 
-def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampaign]:
+def read_comparisons(
+    directory: Path, reports: list[Report], imported: list[ImportedReport] = ()
+) -> list[CrossCampaign]:
     """Every declared comparison of several campaigns (``<id>.yaml``), computed; raises
     ``DataError`` naming the file and the field of every bad declaration."""
     comparisons, issues = [], []
@@ -186,7 +188,7 @@ def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampai
         except ValidationError as exc:
             issues.extend(pydantic_issues(exc, str(path)))
             continue
-        found, problems = resolve_campaigns(spec, reports)
+        found, problems = resolve_campaigns(spec, reports, imported)
         issues += [
             Issue(f"{path} → {problem.split(':', 1)[0]}", problem.split(": ", 1)[1], "data")
             for problem in problems
@@ -194,7 +196,7 @@ def read_comparisons(directory: Path, reports: list[Report]) -> list[CrossCampai
         if problems:
             continue
         comparison = make_comparison(spec, found)
-        if comparison.rows:
+        if comparison.rows or comparison.imported:
             comparisons.append(comparison)
         else:
             issues.append(Issue(str(path), NOTHING_TO_COMPARE, "data"))

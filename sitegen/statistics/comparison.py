@@ -10,7 +10,7 @@ locate a server (address, port, pid) are never a difference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import Field
@@ -19,6 +19,7 @@ from sitegen.models import StrictModel
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.dispersion import median_ratio_interval
 from sitegen.statistics.health import HealthFinding
+from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.statistics.setups import (
     SETUP_FIELDS,
@@ -204,12 +205,68 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
 
 
 @dataclass(frozen=True)
+class SideBySide:
+    """One campaign's median generation rate for one condition × input, in the table of a
+    comparison that holds an imported campaign (never a ratio: an imported campaign
+    records none of the compared fields, nor the prompt texts inputs are matched by)."""
+
+    slug: str
+    title: dict[str, str]
+    imported_from: str | None
+    """The tool an imported campaign comes from (``GuideLLM 0.8.1``); ``None``: measured."""
+    condition_id: str
+    input_id: str
+    median: float | None
+    n: int
+
+
+@dataclass(frozen=True)
 class CrossCampaign:
     """A comparison report: its declaration, the campaigns' reports and the rows."""
 
     spec: ComparisonSpec
     reports: list[Report]
     rows: list[CrossRow]
+    imported: list[ImportedReport] = field(default_factory=list)
+    """Imported campaigns the declaration names: shown side by side, never in a ratio."""
+
+    @property
+    def side_by_side(self) -> list[SideBySide]:
+        """Every campaign's medians per condition × input, in the declaration's order,
+        when an imported campaign is among them (else empty: the rows say it all)."""
+        if not self.imported:
+            return []
+        cells = []
+        by_slug = {r.slug: r for r in self.reports} | {r.slug: r for r in self.imported}
+        for slug in by_slug:
+            report = by_slug[slug]
+            if isinstance(report, ImportedReport):
+                cells += [
+                    SideBySide(
+                        slug,
+                        report.title,
+                        report.tool_label,
+                        row.condition_id,
+                        row.measure or row.input_id,
+                        row.figures["gen_tps"].median,
+                        row.figures["gen_tps"].n,
+                    )
+                    for row in report.rows
+                ]
+            else:
+                cells += [
+                    SideBySide(
+                        slug,
+                        dict(report.plan.title),
+                        None,
+                        row["condition_id"],
+                        row["input_id"],
+                        present(row["gen_tps_median"]),
+                        int(row["n"]),
+                    )
+                    for row in report.summary.to_dict("records")
+                ]
+        return cells
 
     @property
     def warnings(self) -> list[str]:
@@ -250,24 +307,32 @@ class CrossCampaign:
 
 
 def resolve_campaigns(
-    spec: ComparisonSpec, reports: list[Report]
-) -> tuple[list[Report], list[str]]:
-    """The reports a declaration names (by campaign directory, or by a plan name that
-    names one campaign), and a problem for each name that does not resolve."""
+    spec: ComparisonSpec, reports: list[Report], imported: list[ImportedReport] = ()
+) -> tuple[list[Report | ImportedReport], list[str]]:
+    """The reports a declaration names (by campaign directory, by a plan name that names
+    one campaign, or by an imported campaign's name), and a problem for each name that
+    does not resolve."""
     found, problems = [], []
     for index, name in enumerate(spec.campaigns):
         matches = [r for r in reports if name in (r.campaign.campaign_id, r.plan.name)]
+        matches += [r for r in imported if name == r.slug]
         if len(matches) == 1:
             found.append(matches[0])
         else:
-            known = ", ".join(sorted(r.slug for r in reports))
+            known = ", ".join(sorted([r.slug for r in reports] + [r.slug for r in imported]))
             what = "no published campaign" if not matches else "several campaigns"
             problems.append(f"campaigns.{index}: '{name}' names {what} (published: {known})")
     return found, problems
 
 
-def make_comparison(spec: ComparisonSpec, reports: list[Report]) -> CrossCampaign:
-    return CrossCampaign(spec, reports, compare_campaigns(spec, reports))
+def make_comparison(
+    spec: ComparisonSpec, campaigns: list[Report | ImportedReport]
+) -> CrossCampaign:
+    """The comparison of ``campaigns``: measured ones matched row by row, imported ones
+    beside them."""
+    measured = [c for c in campaigns if isinstance(c, Report)]
+    imported = [c for c in campaigns if isinstance(c, ImportedReport)]
+    return CrossCampaign(spec, measured, compare_campaigns(spec, measured), imported)
 
 
 NOTHING_TO_COMPARE = (

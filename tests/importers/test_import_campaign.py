@@ -380,3 +380,38 @@ def test_vllm_speculative_totals_are_a_pooled_acceptance_marked_as_such(workdir:
     assert "62.5 % of the proposed draft tokens accepted (100 of 160)" in "".join(claim.text)
     assert "pooled over the whole run" in text and "not a per-request figure" in text
     assert 'data-refused="acceptance_per_trial"' in html
+
+
+def test_a_comparison_shows_which_side_was_imported_and_no_ratio(workdir: Path) -> None:
+    from tests.sitefixtures import publishable_campaign, report_address
+
+    measured = publishable_campaign(workdir / "data").parent
+    decl = declare(
+        workdir / "d.yaml", condition("off", "off", "[{file: vllm/vllm-serve.json}]"), "off"
+    )
+    assert (
+        run("import", "vllm", "vllm/vllm-serve.json", "--declare", str(decl), "--campaign", "vl")
+        == 0
+    )
+    comparisons = workdir / "content" / "comparisons"
+    comparisons.mkdir(parents=True)
+    (comparisons / "both.yaml").write_text(
+        "id: both\ntitle: {ja: 測定と取り込み, en: measured and imported}\n"
+        f"campaigns: [{report_address(measured)}, vl]\nfactor: engine\n"
+    )
+    build_site(workdir / "data", workdir / "site", workdir)
+    (version,) = [p for p in (workdir / "site" / "v").iterdir() if p.is_dir()]
+    for page in ("compare/both/index.html", "en/compare/both/index.html"):
+        html = (version / page).read_text()
+        facts = read_page(html)
+        assert check_page(page, facts) == []
+        (table,) = facts.claims_of("imported-figure")
+        text = " ".join(table.text)
+        assert "vl" in text and report_address(measured) in text
+        assert "C-IMPORTED" in facts.effective_caveats(table)
+        assert not facts.claims_of("speed-ratio")
+    text = re.sub(
+        r"\s+", " ", re.sub(r"<[^>]+>", " ", (version / "en/compare/both/index.html").read_text())
+    )
+    assert "imported from vLLM bench serve (version not stated), not measured by sitegen" in text
+    assert "measured by sitegen" in text and "No ratio across these rows" in text
