@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 
 from sitegen.engine.registry import PREFILL_SOURCES
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
+from sitegen.pages.charts import cdf_chart, pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
@@ -35,6 +35,7 @@ from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
+from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
@@ -591,6 +592,41 @@ class Directives:
             rows=report.summary.to_dict("records"),
             labels=report.condition_labels,
             prefill_source=PREFILL_SOURCES.get(report.plan.engine),
+        )
+
+    def latency_percentiles(self, metric: str = "ttft_s") -> Markup:
+        """Per condition × input × latency metric: n, mean, P50, P90, P95 and P99 (the
+        observed maximum in place of a percentile that has too few values, C-TAIL), and
+        the empirical CDF of ``metric`` per condition and input."""
+        report = self._require_report()
+        if metric not in LATENCY_METRICS:
+            raise jinja2.TemplateRuntimeError(
+                f"latency_percentiles({metric!r}): one of {', '.join(LATENCY_METRICS)}"
+            )
+        trials = report.usable_speed_trials
+        series = [
+            (
+                f"{report.condition_labels[condition_id]} · {input_id}",
+                *cdf_points(group[metric].astype(float).to_numpy()),
+            )
+            for (condition_id, input_id), group in trials.groupby(
+                ["condition_id", "input_id"], sort=False
+            )
+            if metric in group
+        ]
+        series = [s for s in series if s[1]]
+        spec = cdf_chart(series, self.catalog.t(f"metric.{metric}"), self.catalog)
+        return self._render(
+            "latency_percentiles.html",
+            report=report,
+            # A percentile without enough values is missing (NaN in the table): None here.
+            rows=report.latency.astype(object)
+            .where(report.latency.notna(), None)
+            .to_dict("records"),
+            percentiles=PERCENTILES,
+            minimum=MIN_VALUES,
+            metric=metric,
+            spec=Markup(script_json(spec)) if series else None,
         )
 
     def system_table(self) -> Markup:

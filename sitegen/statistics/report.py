@@ -24,6 +24,7 @@ from sitegen.records.models import UNKNOWN_REMOTE_SHA256
 from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleView, example_views
 from sitegen.statistics.health import HealthFinding, speculation_health
+from sitegen.statistics.latency import latency_percentiles
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.setups import setup_records
@@ -188,6 +189,12 @@ class Report:
         own page)."""
         trials = usable(self.trials)
         return trials[trials["input_id"].isin(self.speed_input_ids)]
+
+    @cached_property
+    def latency(self) -> pd.DataFrame:
+        """Percentiles of each latency metric per condition × speed input
+        (``latency.latency_percentiles``; the ``latency_percentiles`` download)."""
+        return latency_percentiles(self.usable_speed_trials, self.campaign.table.chunk_gaps)
 
     @cached_property
     def condition_labels(self) -> dict[str, str]:
