@@ -140,6 +140,9 @@ class Quote:
     source: Source
 
 
+GLOSSARY_TERMS = ("ttft", "first_answer", "gen_tps", "tpot", "itl", "acceptance", "capacity")
+"""Terms with a definition (``glossary.<term>``) and a display name (``term.<term>``)."""
+
 ANSWER_PAGES_LISTED = 20
 """Up to this many pages of answers, each has its own button (and its own link without
 scripts); beyond, the pager and the records download reach them."""
@@ -767,6 +770,32 @@ class Directives:
             report=report,
             pages=[page for page in pages if page in self.report_pages],
         )
+
+    def kpi_cards(self) -> Markup:
+        """The summary at a glance: the headline speed-up with its interval, the generation
+        rate off → on, TTFT P50/P95, acceptance, the quality verdict and the truncations,
+        each a card that carries its caveats and links to its detail; a baseline-only
+        campaign gets the cards of what it measured."""
+        report = self._require_report()
+        figures = report.key_figures
+        if figures is None:
+            return Markup("")
+        quality = report.quality
+        return self._render(
+            "kpi_cards.html",
+            report=report,
+            figures=figures,
+            minimum=MIN_VALUES,
+            quality=quality,
+            outcomes=quality.outcomes.set_index("factor").to_dict("index")
+            if quality is not None
+            else None,
+            overview=report.condition_overview,
+        )
+
+    def glossary(self) -> Markup:
+        """The terms the cards explain on hover, defined (method page)."""
+        return self._render("glossary.html", terms=GLOSSARY_TERMS)
 
     def beside_headline(self) -> Markup:
         """Per condition, beside the headline: concurrency, length-capped and
