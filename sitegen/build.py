@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -34,7 +34,16 @@ from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.records.imported import ImportedCampaign, read_imported_campaigns
+from sitegen.records.layout import MANIFEST_FILE
 from sitegen.redact import Redactor, redact_campaign
+from sitegen.signing import (
+    Signer,
+    fingerprint,
+    load_signer,
+    project_key,
+    signature_issues,
+    signed_at,
+)
 from sitegen.statistics.comparison import (
     NOTHING_TO_COMPARE,
     ComparisonSpec,
@@ -82,16 +91,27 @@ class RenderedSite:
         )
 
 
-def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -> RenderedSite:
+def render_site(
+    data_dir: Path,
+    project_dir: Path,
+    skip: Collection[str] = (),
+    signer: Signer | None = None,
+) -> RenderedSite:
     """Read → validate → compute → render → check every page; raises ``DataError``
     listing every problem. Writes nothing (``sitegen check`` is exactly this). ``skip``:
-    names of campaign directories left out (``--skip``)."""
+    names of campaign directories left out (``--skip``). ``signer``: signs each report's
+    ``SHA256SUMS`` (the build's; a check signs nothing). When the project declares a key,
+    every campaign's manifest must be signed with it (C-SIGNED)."""
     require_project(project_dir)
+    key = project_key(project_dir)
     campaigns, issues = read_campaigns(data_dir, skip)
     campaigns = [c for c in campaigns if c.annotations.publish]
     imported_campaigns, imported_issues = read_imported_campaigns(data_dir, skip)
     issues += imported_issues
     issues += report_address_collisions(campaigns, imported_campaigns)
+    if key is not None:
+        for directory in [c.directory for c in campaigns + imported_campaigns]:
+            issues += signature_issues(directory / MANIFEST_FILE, key)
     issues += validate_campaigns(campaigns)
     issues += check_project(project_dir)
     if not campaigns and not imported_campaigns and not issues:
@@ -110,6 +130,15 @@ def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -
     campaigns = [redact_campaign(campaign, redactor) for campaign in campaigns]
     catalogs = load_catalogs(project_dir, settings.title)
     reports = [make_report(campaign) for campaign in campaigns]
+    if key is not None:
+        reports = [
+            replace(
+                report,
+                signing_key=fingerprint(key),
+                signed_at=signed_at(report.campaign.directory / MANIFEST_FILE),
+            )
+            for report in reports
+        ]
     imported = [make_imported_report(campaign) for campaign in imported_campaigns]
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports, imported)
     remove_abandoned_scratch()
@@ -122,6 +151,7 @@ def render_site(data_dir: Path, project_dir: Path, skip: Collection[str] = ()) -
         comparisons,
         imported,
         redactor.scrub_known,
+        signer,
     )
     return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported)
 
@@ -230,7 +260,7 @@ def build_site(
                 site_dir, marker.version, "up-to-date", marker.campaigns, marker.records
             )
 
-    rendered = render_site(data_dir, project_dir, skip)
+    rendered = render_site(data_dir, project_dir, skip, load_signer(project_dir))
     data_epoch, default_label = latest_record_time(rendered.reports, rendered.imported)
     label = version or check_label(default_label)
     marker = BuildMarker(

@@ -100,11 +100,14 @@ def _measure(args: argparse.Namespace) -> int:
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
     from sitegen.progress import MeasureDisplay
+    from sitegen.signing import load_signer
 
     # In a project: its plans/; elsewhere (or with none) the built-in demo.
     files = [args.plan] if args.plan else project_plans(Path("."))
     plans = [load_plan(path) for path in files] or DEMO_PLANS
     display = MeasureDisplay()
+    # The user's key signs every manifest update (and must be the project's key).
+    signer = load_signer(Path("."))
     checks = []
     try:
         # Every plan is checked before any campaign directory is created.
@@ -123,7 +126,12 @@ def _measure(args: argparse.Namespace) -> int:
             started = time.monotonic()
             with display.campaign(plan.name) as shown:
                 result = run_campaign(
-                    plan, args.data, progress=shown.trial, phase=shown.phase, engines=check.engines
+                    plan,
+                    args.data,
+                    progress=shown.trial,
+                    phase=shown.phase,
+                    engines=check.engines,
+                    signer=signer,
                 )
             _print_result(result, time.monotonic() - started)
             if result.incomplete:
@@ -180,6 +188,7 @@ def _print_preflight(checks, dry_run: bool) -> bool:
 def _measure_fleet(args: argparse.Namespace) -> int:
     from sitegen.fleet.io import load_fleet
     from sitegen.fleet.runner import run_fleet
+    from sitegen.signing import load_signer
 
     if args.plan:
         raise ConfigError("--fleet names the plans of its campaigns; give --plan or --fleet")
@@ -191,7 +200,9 @@ def _measure_fleet(args: argparse.Namespace) -> int:
         # Campaigns interleave: one line per record, prefixed with its campaign.
         _progress_line(index, total, record, prefix=f"{entry.plan.name:<{width}} ")
 
-    outcomes = run_fleet(fleet, args.data, address=args.address, progress=progress)
+    outcomes = run_fleet(
+        fleet, args.data, address=args.address, progress=progress, signer=load_signer(Path("."))
+    )
     code = EXIT_OK
     for outcome in outcomes:
         if outcome.result is not None:
@@ -292,20 +303,48 @@ def _check(args: argparse.Namespace) -> None:
 
 def _verify(args: argparse.Namespace) -> None:
     from sitegen.records.verify import verify_campaign
+    from sitegen.signing import fingerprint, project_key
 
+    key = project_key(args.project)
+    signed = f", signed by {fingerprint(key)}" if key is not None else ""
     for directory in args.campaigns:
-        verified = verify_campaign(directory)
+        verified = verify_campaign(directory, public_key=key)
         print(
             f"ok: {verified.directory}: {verified.files} file(s) and {verified.records} records "
-            f"match manifest.json (plan sha256 {verified.plan_sha256[:12]})"
+            f"match manifest.json (plan sha256 {verified.plan_sha256[:12]}){signed}"
         )
+
+
+def _keys_init(args: argparse.Namespace) -> None:
+    from sitegen.signing import init_keys
+
+    private, public, print_ = init_keys(args.project, args.key_dir)
+    print(f"private key {private} (keep it outside the project; its path is in your config)")
+    print(f"public key {public}: {print_} (commit it: the project now requires signed data)")
+
+
+def _keys_sign(args: argparse.Namespace) -> None:
+    from sitegen.signing import load_signer, sign_existing
+
+    signer = load_signer(args.project)
+    if signer is None:
+        raise ConfigError("no signing key configured: run `sitegen keys init` first")
+    for directory in args.campaigns:
+        print(f"signed {sign_existing(directory, signer)} with {signer.fingerprint}")
 
 
 def _import(args: argparse.Namespace) -> None:
     from sitegen.importers.campaign import import_campaign
+    from sitegen.signing import load_signer
 
     result = import_campaign(
-        args.format, args.files, args.declare, args.campaign, args.data, installed_version()
+        args.format,
+        args.files,
+        args.declare,
+        args.campaign,
+        args.data,
+        installed_version(),
+        load_signer(Path(".")),
     )
     per_condition = ", ".join(f"{c}: {n}" for c, n in result.by_condition.items())
     detail = f" ({per_condition}; {result.failed} failed in the source)" if per_condition else ""
@@ -462,6 +501,12 @@ def main(argv: list[str] | None = None) -> int:
         "verify", help="re-hash campaign directories against their manifest.json"
     )
     verify.add_argument("campaigns", type=Path, nargs="+", metavar="DIR", help="campaign directory")
+    verify.add_argument(
+        "--project",
+        type=Path,
+        default=Path("."),
+        help="project whose keys/signing.pub every manifest must be signed with (if it has one)",
+    )
     verify.set_defaults(func=_verify)
 
     imports = commands.add_parser(
@@ -490,6 +535,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     imports.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     imports.set_defaults(func=_import)
+
+    keys = commands.add_parser("keys", help="signing keys: create a key pair, sign campaigns")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    keys_init = key_commands.add_parser(
+        "init",
+        help="create an Ed25519 key pair: the private key in your config directory, the "
+        "public key in the project's keys/signing.pub",
+    )
+    keys_init.add_argument("--project", type=Path, default=Path("."), help="project directory")
+    keys_init.add_argument(
+        "--key-dir", type=Path, help="where the private key goes (default: ~/.config/sitegen/keys)"
+    )
+    keys_init.set_defaults(func=_keys_init)
+    keys_sign = key_commands.add_parser(
+        "sign",
+        help="sign campaigns measured before the project had a key (once; the date is kept)",
+    )
+    keys_sign.add_argument("campaigns", type=Path, nargs="+", metavar="DIR")
+    keys_sign.add_argument("--project", type=Path, default=Path("."), help="project directory")
+    keys_sign.set_defaults(func=_keys_sign)
 
     engines = commands.add_parser("engines", help="list the registered engines")
     engines.set_defaults(func=_engines)

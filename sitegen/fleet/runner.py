@@ -41,6 +41,7 @@ from sitegen.plan.models import Plan
 from sitegen.records.layout import CAMPAIGNS_DIR, ENGINE_LOG, LOG_FILES, TELEMETRY_LOG
 from sitegen.records.models import NodeInfo, TrialRecord
 from sitegen.records.store import CampaignStore, LatestAttempt
+from sitegen.signing import Signer
 
 FleetProgress = Callable[[FleetEntry, int, int, TrialRecord], None]
 """Called on the driver after each appended record: campaign, index, total, record."""
@@ -335,10 +336,12 @@ def run_fleet(
     data_dir: Path,
     address: str | None = None,
     progress: FleetProgress | None = None,
+    signer: Signer | None = None,
 ) -> list[FleetOutcome]:
     """Run every campaign of ``fleet`` on the Ray cluster at ``address`` (``None``: a local
     Ray instance on this machine; ``auto``: the cluster this machine belongs to), each as
-    one actor holding its resources, and append every record to ``data_dir`` here.
+    one actor holding its resources, and append every record to ``data_dir`` here
+    (``signer``: the driver signs every manifest it writes).
 
     Refused before anything runs when a campaign's resources are on no node, or only on
     nodes that Ray still lists but that are lost (``ConfigError``). A campaign whose node
@@ -371,7 +374,7 @@ def run_fleet(
             lost = {} if (address or "").startswith("ray://") else lost_nodes(nodes)
             check_resources(fleet, nodes, lost)
             shown = ray_log.on_terminal(progress) if progress else None
-            return _drive(ray, fleet, data_dir, ray_log, set(lost), shown)
+            return _drive(ray, fleet, data_dir, ray_log, set(lost), shown, signer)
         finally:
             ray.shutdown()
 
@@ -383,12 +386,13 @@ def _drive(
     ray_log: RayLog,
     lost: set[str],
     progress: FleetProgress | None,
+    signer: Signer | None = None,
 ) -> list[FleetOutcome]:
     worker_class = ray.remote(CampaignWorker)
     with ExitStack() as stack:
         # Every campaign is locked and checked against its manifest before any actor starts.
         stores = [
-            stack.enter_context(CampaignStore.open(data_dir / CAMPAIGNS_DIR, entry.plan))
+            stack.enter_context(CampaignStore.open(data_dir / CAMPAIGNS_DIR, entry.plan, signer))
             for entry in fleet.entries
         ]
         campaigns: list[_Campaign] = []

@@ -46,6 +46,7 @@ from sitegen.records.layout import (
     write_atomic,
 )
 from sitegen.records.models import ArtifactEntry, Manifest
+from sitegen.signing import SIGNATURE_SUFFIX, Signer
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
@@ -201,13 +202,15 @@ def import_campaign(
     name: str,
     data_dir: Path,
     sitegen_version: str,
+    signer: Signer | None = None,
 ) -> ImportResult:
-    """Read, map and write one imported campaign under ``data_dir/campaigns/<name>``."""
+    """Read, map and write one imported campaign under ``data_dir/campaigns/<name>``
+    (``signer``: signs its manifest)."""
     directory = new_campaign_directory(data_dir, name)
     if format_name == OWN_DOWNLOADS:
         if declaration_path is not None:
             raise UsageError("--declare: a published version's plan.json is its declaration")
-        return import_own_downloads(paths, directory)
+        return import_own_downloads(paths, directory, signer)
     if declaration_path is None:
         raise UsageError(f"the {format_name} format needs --declare DECL.yaml")
     if not declaration_path.is_file():
@@ -248,6 +251,8 @@ def import_campaign(
         ),
     )
     files[MANIFEST_FILE] = manifest.model_dump_json(indent=1).encode() + b"\n"
+    if signer is not None:
+        files[MANIFEST_FILE + SIGNATURE_SUFFIX] = signer.signature(files[MANIFEST_FILE])
     _write_directory(directory, files)
     return ImportResult(
         directory,
@@ -279,7 +284,9 @@ OWN_DOWNLOADS = "sitegen"
 OWN_FILES = ("records.jsonl.gz", "plan.json", "manifest.json")
 
 
-def import_own_downloads(paths: list[Path], directory: Path) -> ImportResult:
+def import_own_downloads(
+    paths: list[Path], directory: Path, signer: Signer | None = None
+) -> ImportResult:
     """A published campaign again from its downloads: the records and the plan byte for
     byte (``records.jsonl.gz`` decompressed), signed by a new manifest that keeps the
     campaign's id, plan hash and registration time, so a build computes every figure as
@@ -320,6 +327,8 @@ def import_own_downloads(paths: list[Path], directory: Path) -> ImportResult:
         artifacts=_artifacts(files),
     )
     files[MANIFEST_FILE] = manifest.model_dump_json(indent=1).encode() + b"\n"
+    if signer is not None:
+        files[MANIFEST_FILE + SIGNATURE_SUFFIX] = signer.signature(files[MANIFEST_FILE])
     _write_directory(directory, files)
     return ImportResult(directory, count, 0, {})
 

@@ -27,6 +27,7 @@ from sitegen.plan.models import Plan
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.records.models import NodeInfo, TrialRecord
 from sitegen.records.store import CampaignStore, LatestAttempt
+from sitegen.signing import Signer
 
 MAX_CONSECUTIVE_ENGINE_FAILURES = 3
 """Trials of one condition in a row whose engine would not load or failed as a whole
@@ -76,6 +77,7 @@ def run_campaign(
     progress: Progress | None = None,
     phase: Phase | None = None,
     engines: dict[str, Engine] | None = None,
+    signer: Signer | None = None,
 ) -> CampaignResult:
     """Attempt every planned trial without an ok record, appending one record per attempt.
 
@@ -83,10 +85,10 @@ def run_campaign(
     locked for the whole run and checked against its manifest before anything is appended
     (``LockedError``, ``IntegrityError``). ``engines``: engines already constructed by
     preflight (condition id → engine), used instead of loading them again and closed by
-    the run."""
+    the run. ``signer``: signs every manifest update."""
     validate_engine_options(plan)
     engine_class = get_engine_class(plan.engine)
-    with CampaignStore.open(data_dir / CAMPAIGNS_DIR, plan) as store:
+    with CampaignStore.open(data_dir / CAMPAIGNS_DIR, plan, signer) as store:
         result = run_trials(plan, store, engine_class, progress, phase=phase, engines=engines)
         store.sign()  # covers what the engine logged after the last record
     return result

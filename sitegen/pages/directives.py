@@ -793,6 +793,19 @@ class Directives:
             overview=report.condition_overview,
         )
 
+    def signing(self) -> Markup:
+        """Who signed the data: the project's key and when this campaign's manifest was
+        signed, or that the project declares no key."""
+        report = self._require_report()
+        if report.signing_key is None:
+            return self._render("literal_text.html", text=self.catalog.t("signing.unsigned"))
+        text = self.catalog.t(
+            "signing.signed",
+            fingerprint=report.signing_key,
+            signed_at=report.signed_at or "-",
+        )
+        return self._render("literal_text.html", text=text)
+
     def glossary(self) -> Markup:
         """The terms the cards explain on hover, defined (method page)."""
         return self._render("glossary.html", terms=GLOSSARY_TERMS)

@@ -31,6 +31,7 @@ from sitegen.pages.safe_json import script_json
 from sitegen.plan.io import canonical_plan_json
 from sitegen.records.layout import MANIFEST_FILE
 from sitegen.records.table import release_freed_memory
+from sitegen.signing import Signer
 from sitegen.statistics.report import Report
 
 ANSWERS_PAGE_SIZE = 50
@@ -223,9 +224,11 @@ def quality_tables(report: Report) -> list[tuple[str, pd.DataFrame]]:
     ]
 
 
-def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
-    """Every download of one report, ending with the checksum file; large files are
-    written into ``scratch``."""
+def make_downloads(
+    report: Report, scratch: Path, signer: Signer | None = None
+) -> list[DownloadFile]:
+    """Every download of one report, ending with the checksum file (and its signature,
+    with a ``signer``); large files are written into ``scratch``."""
     campaign = report.campaign
     scratch.mkdir(parents=True, exist_ok=True)
     # From the records and plan as published (redacted), not the files in data/.
@@ -261,6 +264,9 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
             files.append(DownloadFile.from_file(path.name, kind, table, path))
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
     files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))
+    if signer is not None:
+        signature = signer.signature(sums)
+        files.append(DownloadFile.from_bytes("SHA256SUMS.sig", "sig", "signature", signature))
     return files
 
 

@@ -22,6 +22,7 @@ from sitegen.pages.sources import load_sources
 from sitegen.project import content_search_path, packaged_content, packaged_theme
 from sitegen.records.imported import ImportedCampaign
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE
+from sitegen.signing import PUBLIC_KEY_FILE, Signer, project_key, public_key_line
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.report import Report
@@ -114,6 +115,7 @@ def render_docs(
     comparisons: list[CrossCampaign] = (),
     imported: list[ImportedReport] = (),
     scrub: Callable[[str], str] = str,
+    signer: Signer | None = None,
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
     the records are written into ``scratch``. ``scrub``: the redaction of free text that
@@ -132,7 +134,7 @@ def render_docs(
 
     issues.extend(check_content_languages(project_dir / "content"))
     downloads = {
-        report.slug: make_downloads(report, scratch / report.slug / "downloads")
+        report.slug: make_downloads(report, scratch / report.slug / "downloads", signer)
         for report in reports
     }
     imported_downloads = {
@@ -209,6 +211,9 @@ def render_docs(
             docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
     for name, data in schema_files().items():
         docs[f"schema/{name}"] = data
+    key = project_key(project_dir)
+    if key is not None:
+        docs[PUBLIC_KEY_FILE] = public_key_line(key).encode()
     return docs
 
 

@@ -59,6 +59,7 @@ from sitegen.records.models import (
     TrialRecord,
 )
 from sitegen.records.verify import RULE, artifact_issues, campaign_files
+from sitegen.signing import SIGNATURE_SUFFIX, Signer, signature_issues
 
 
 class _GrowingDigest:
@@ -125,14 +126,19 @@ class CampaignStore:
         self._log_digests = log_digests
         self._record_count = record_count
         self._registered_at = registered_at
+        self._signer: Signer | None = None
+        """Signs every manifest written (``None``: the manifest is not signed)."""
 
     @classmethod
     @contextmanager
-    def open(cls, campaigns_dir: Path, plan: Plan) -> Iterator[CampaignStore]:
+    def open(
+        cls, campaigns_dir: Path, plan: Plan, signer: Signer | None = None
+    ) -> Iterator[CampaignStore]:
         """Create the campaign directory, or reopen it to resume, and hold its lock until
         the block ends. Raises ``LockedError`` if another process holds it and
-        ``IntegrityError`` if the files do not match the manifest; a directory that holds
-        no plan yet is removed when opening fails."""
+        ``IntegrityError`` if the files do not match the manifest, or (with a ``signer``)
+        if the manifest in place is not signed by the signer's key; a directory that holds
+        no plan yet is removed when opening fails. ``signer``: signs every manifest."""
         directory = campaigns_dir / campaign_id(plan)
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -142,7 +148,7 @@ class CampaignStore:
             ) from exc
         with exclusive_lock(directory / LOCK_FILE, f"campaign {directory}"):
             try:
-                store = cls._reopen(directory, plan)
+                store = cls._reopen(directory, plan, signer)
             except BaseException:
                 # Stopped before the plan was written (a full disk, Ctrl+C): no empty
                 # directory is left for a build to stumble on. One left by a kill is
@@ -152,9 +158,14 @@ class CampaignStore:
             yield store
 
     @classmethod
-    def _reopen(cls, directory: Path, plan: Plan) -> CampaignStore:
+    def _reopen(cls, directory: Path, plan: Plan, signer: Signer | None) -> CampaignStore:
         records_path = directory / RECORDS_FILE
         manifest = _read_manifest(directory / MANIFEST_FILE)
+        if manifest is not None and signer is not None:
+            # A manifest re-hashed by hand must not be signed anew by resuming it.
+            issues = signature_issues(directory / MANIFEST_FILE, signer.public_key)
+            if issues:
+                raise _refusal(issues)
         records = _RecordsFile.read(records_path, _signed_records_size(manifest))
         if records.issues:
             raise _refusal(records.issues)
@@ -164,6 +175,7 @@ class CampaignStore:
             store = cls._resume(directory, plan, manifest, records)
         if records.torn_size:
             _truncate(records_path, records.whole_size)
+        store._signer = signer
         store.sign()
         return store
 
@@ -358,8 +370,13 @@ class CampaignStore:
 
     def _write_manifest(self, manifest: Manifest) -> None:
         path = self.directory / MANIFEST_FILE
+        data = (manifest.model_dump_json(indent=2) + "\n").encode()
         try:
-            write_atomic(path, (manifest.model_dump_json(indent=2) + "\n").encode())
+            write_atomic(path, data)
+            if self._signer is not None:
+                write_atomic(
+                    path.with_name(path.name + SIGNATURE_SUFFIX), self._signer.signature(data)
+                )
         except OSError as exc:
             raise StorageError.from_os_error(exc, "write the manifest", path) from exc
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
 from sitegen.errors import DataError, Issue, StorageError, pydantic_issues
@@ -28,6 +29,7 @@ from sitegen.records.layout import (
 from sitegen.records.models import (
     Manifest,
 )
+from sitegen.signing import SIGNATURE_SUFFIX, signature_issues
 
 RULE = "manifest"
 """Rule id of the issues found checking a campaign against its manifest."""
@@ -45,11 +47,14 @@ class VerifiedCampaign:
 
 
 def verify_campaign(
-    directory: Path, already_read: Mapping[str, FileDigest] | None = None
+    directory: Path,
+    already_read: Mapping[str, FileDigest] | None = None,
+    public_key: Ed25519PublicKey | None = None,
 ) -> VerifiedCampaign:
     """Re-hash ``directory`` against its manifest; raises ``DataError`` naming every mismatch.
     ``already_read``: digests of files (by path in the campaign) taken while a build parsed
-    them, checked instead of reading those files again."""
+    them, checked instead of reading those files again. ``public_key``: the key the
+    project declares; the manifest must then be signed by it and unchanged since."""
     already_read = already_read or {}
     if not directory.is_dir():
         raise DataError([Issue(str(directory), "not a campaign directory", RULE)])
@@ -78,6 +83,8 @@ def verify_campaign(
     # An imported campaign registers its import.json where a measured one has its plan.
     registered = IMPORT_FILE if IMPORT_FILE in listed else PLAN_FILE
     plan_bytes = _read_if_present(directory / registered)
+    if public_key is not None:
+        issues += signature_issues(manifest_path, public_key)
     if tail is not None:
         issues.append(Issue(tail.location(directory), tail.cure(directory), RULE))
     elif records is not None and records != manifest.record_count:
@@ -253,11 +260,13 @@ def artifact_issues(
 
 
 def campaign_files(directory: Path) -> list[Path]:
-    # Dot-files (the lock, temporary files) and the manifest itself are never listed.
+    # Dot-files (the lock, temporary files), the manifest and its signature are never listed.
     return [
         path
         for path in sorted(directory.rglob("*"))
-        if path.is_file() and path.name != MANIFEST_FILE and not path.name.startswith(".")
+        if path.is_file()
+        and path.name not in (MANIFEST_FILE, MANIFEST_FILE + SIGNATURE_SUFFIX)
+        and not path.name.startswith(".")
     ]
 
 

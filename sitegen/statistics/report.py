@@ -184,6 +184,10 @@ class Report:
     """Per speculative condition: how its speculation fell outside the plan's bounds, each
     finding of one input or (memory) of every input (empty: it ran as declared),
     C-SPECHEALTH."""
+    signing_key: str | None = None
+    """Fingerprint of the key the project declares (``None``: it declares none)."""
+    signed_at: str | None = None
+    """When the campaign's manifest was signed with it."""
 
     @property
     def plan(self) -> Plan:
