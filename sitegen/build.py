@@ -26,8 +26,9 @@ from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import VersionBuild, read_site_settings
 from sitegen.pages.render import Docs, render_docs
 from sitegen.project import require_project
-from sitegen.publish.archive import check_label, read_archive
+from sitegen.publish.archive import PublishedVersion, check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
+from sitegen.publish.history import history_docs
 from sitegen.publish.inputs import unchanged_build
 from sitegen.publish.marker import BuildMarker
 from sitegen.publish.release import exclusive_site
@@ -288,7 +289,12 @@ def publish(
     with exclusive_site(site_dir) as home:
         published = read_archive(home.site)
         changes = compare(predecessor(published, label, data_epoch), figures)
-        docs = {**rendered.docs, **changelog_docs(changes, label, rendered.catalogs)}
+        current = PublishedVersion(label, data_epoch, figures)
+        docs = {
+            **rendered.docs,
+            **changelog_docs(changes, label, rendered.catalogs),
+            **history_docs(published, current, rendered.catalogs),
+        }
         build = VersionBuild(
             label,
             data_epoch,

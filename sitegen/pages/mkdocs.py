@@ -289,7 +289,9 @@ def site_config(
     nav: list = ["index.md"]
     translations: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
     for report in build.reports:
-        nav.append({report.slug: [f"reports/{report.slug}/{p}.md" for p in report_pages(report)]})
+        pages = [f"reports/{report.slug}/{p}.md" for p in report_pages(report)]
+        # The history page is made at publish time, from the archive (publish.history).
+        nav.append({report.slug: [*pages, f"reports/{report.slug}/history.md"]})
         for lang in LANGUAGES:
             # Navigation titles reach the theme's HTML unescaped: escape them here.
             translations[lang][report.slug] = html.escape(report.plan.title[lang])

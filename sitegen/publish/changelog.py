@@ -4,6 +4,7 @@ or removed, records changed, headline medians moved)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 import pandas as pd
@@ -16,15 +17,19 @@ from sitegen.publish.archive import PublishedVersion, sha256_bytes
 from sitegen.records.layout import sha256_file
 from sitegen.site_layout import CHANGELOG_PAGE
 from sitegen.statistics.report import Report
+from sitegen.validation.rules import RULE_CATALOG
 
 _FIGURE_DIGITS = 2
 """Medians are compared as displayed (two decimals): smaller moves are rounding noise."""
 
 
 def headline_figures(reports: list[Report]) -> dict[str, Any]:
-    """Per campaign: titles, record count and digest, and the median generation rate per
-    condition × speed input (the figures the changelog compares)."""
+    """Per campaign: titles, record count and digest, the median generation rate per
+    condition × speed input (the figures the changelog compares), the headline ratio with
+    its interval and the treatment's acceptance (the history pages), and what a figure
+    may have moved with: the engine builds, the sitegen version, the rule catalog."""
     figures = {}
+    rules = sha256_bytes(RULE_CATALOG.read_bytes())
     for report in reports:
         speed_inputs = {spec.id for spec in report.plan.inputs}
         medians = {
@@ -46,8 +51,51 @@ def headline_figures(reports: list[Report]) -> dict[str, Any]:
             if annotations.is_file()
             else None,
             "gen_tps_median": dict(sorted(medians.items())),
+            "headline": _headline(report),
+            "engine_builds": _engine_builds(report),
+            "sitegen_version": report.campaign.table.provenances[0].sitegen_version
+            if report.campaign.table.provenances
+            else None,
+            "publisher_sitegen": sitegen_version(),
+            "rules_sha256": rules,
         }
     return figures
+
+
+def sitegen_version() -> str:
+    """The sitegen that builds (``unknown`` when run from a checkout never installed)."""
+    try:
+        return metadata.version("sitegen")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _headline(report: Report) -> dict[str, Any] | None:
+    """The summary's headline: the first ratio with its interval, both medians and the
+    treatment's pooled acceptance (``None``: the summary shows no ratio)."""
+    key = report.key_figures
+    if key is None or key.headline is None:
+        return None
+    c = key.headline.comparison
+    acceptance = key.headline.treatment.get("acceptance")
+    return {
+        "input": c.input_id,
+        "baseline": c.baseline,
+        "treatment": c.treatment,
+        "ratio": round(c.ratio, 4),
+        "low": round(c.ratio_interval[0], 4),
+        "high": round(c.ratio_interval[1], 4),
+        "baseline_median": round(c.baseline_median, 4),
+        "treatment_median": round(c.treatment_median, 4),
+        "acceptance": None if acceptance is None or pd.isna(acceptance) else round(acceptance, 4),
+    }
+
+
+def _engine_builds(report: Report) -> list[str]:
+    """Every engine version and build the campaign's records name."""
+    return sorted(
+        {f"{p.engine.version} ({p.engine.build})" for p in report.campaign.table.provenances}
+    )
 
 
 def predecessor(
@@ -86,6 +134,9 @@ class Changes:
     """Campaigns whose annotations (review, examples, post-hoc analyses …) changed."""
     addresses: dict[str, str] = field(default_factory=dict)
     """Each campaign's report folder under ``reports/`` in this version."""
+    causes: dict[str, list[str]] = field(default_factory=dict)
+    """Per campaign with moved figures: what changed with them (``changelog.cause.<key>``:
+    ``records``, ``annotations``, ``engine``, ``sitegen``, ``rules``)."""
 
     @property
     def empty(self) -> bool:
@@ -120,7 +171,28 @@ def compare(previous: PublishedVersion | None, figures: dict[str, Any]) -> Chang
             if before[slug].get("annotations_sha256") != figures[slug]["annotations_sha256"]
         ],
         addresses={slug: f["address"] for slug, f in figures.items()},
+        causes={
+            slug: _causes(before[slug], figures[slug])
+            for slug in sorted({m.campaign for m in moved})
+        },
     )
+
+
+CAUSES = (
+    ("records", "records_sha256"),
+    ("annotations", "annotations_sha256"),
+    ("engine", "engine_builds"),
+    ("sitegen", "publisher_sitegen"),
+    ("rules", "rules_sha256"),
+)
+"""What a moved figure may have moved with, and the figure key that shows it."""
+
+
+def _causes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between a campaign's entries of two versions (a key an older version
+    did not record counts as unknown, never as a cause)."""
+    found = [name for name, key in CAUSES if key in old and old[key] != new.get(key)]
+    return found or ["unknown"]
 
 
 def changelog_docs(changes: Changes, label: str, catalogs: dict[str, Catalog]) -> dict[str, bytes]:

@@ -1,0 +1,126 @@
+"""History across versions: per report, the headline of every archived version that holds
+it (ratio with its interval, both medians, acceptance, engine builds, date), as a chart
+and a table. Made at publish time from the archive's recorded figures, like the changelog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from sitegen.pages.directives import html_environment
+from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.safe_json import script_json
+from sitegen.project import packaged_theme
+from sitegen.publish.archive import PublishedVersion
+
+HISTORY_PAGE = "history"
+"""Each report's history page: ``reports/<address>/history/``."""
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One archived version's headline of one report."""
+
+    label: str
+    date: str
+    current: bool
+    headline: dict[str, Any] | None
+    """``headline_figures``' headline (``None``: no ratio then, or not recorded)."""
+    recorded: bool
+    """Whether the version recorded headlines at all (older versions did not)."""
+    engine_builds: list[str] | None
+    """``None``: the version did not record them."""
+
+
+def history_rows(
+    published: list[PublishedVersion], current: PublishedVersion, address: str
+) -> list[HistoryRow]:
+    """Every version holding the report at ``address``, oldest first, ``current`` included."""
+    versions = sorted(
+        [v for v in published if v.label != current.label] + [current], key=lambda v: v.sort_key
+    )
+    rows = []
+    for version in versions:
+        entry = next((f for f in version.figures.values() if f.get("address") == address), None)
+        if entry is None:
+            continue
+        rows.append(
+            HistoryRow(
+                version.label,
+                datetime.fromtimestamp(version.data_epoch, UTC).date().isoformat(),
+                version.label == current.label,
+                entry.get("headline"),
+                "headline" in entry,
+                entry.get("engine_builds"),
+            )
+        )
+    return rows
+
+
+def history_chart(rows: list[HistoryRow], catalog: Catalog) -> dict:
+    """The headline ratio of each version with its interval as error bars."""
+    shown = [row for row in rows if row.headline is not None]
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "x": [row.label for row in shown],
+                "y": [row.headline["ratio"] for row in shown],
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [round(r.headline["high"] - r.headline["ratio"], 4) for r in shown],
+                    "arrayminus": [
+                        round(r.headline["ratio"] - r.headline["low"], 4) for r in shown
+                    ],
+                },
+                "hovertemplate": "%{x}<br>%{y:.2f}×<extra></extra>",
+                "name": catalog.t("history.ratio"),
+            }
+        ],
+        "layout": {
+            "template": {"data": {"scatter": [{"type": "scatter"}]}},
+            "height": 360,
+            "margin": {"l": 60, "r": 20, "t": 20, "b": 60},
+            "xaxis": {"title": {"text": catalog.t("history.version")}, "type": "category"},
+            "yaxis": {"title": {"text": catalog.t("history.ratio")}},
+            "showlegend": False,
+        },
+    }
+
+
+def history_docs(
+    published: list[PublishedVersion],
+    current: PublishedVersion,
+    catalogs: dict[str, Catalog],
+) -> dict[str, bytes]:
+    """The history page of every report of ``current`` in both languages."""
+    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+    docs = {}
+    addresses = sorted({f["address"] for f in current.figures.values() if "address" in f})
+    for address in addresses:
+        rows = history_rows(published, current, address)
+        titles = next(f["title"] for f in current.figures.values() if f.get("address") == address)
+        for lang in LANGUAGES:
+            catalog = catalogs[lang]
+            chart = history_chart(rows, catalog)
+            # From v/<label>/[en/]reports/<address>/history/ to v/<other>/[en/]reports/<address>/.
+            up = "../" * (4 + (lang != LANGUAGES[0]))
+            body = env.get_template("history.html").render(
+                t=catalog.t,
+                lang=lang,
+                rows=rows,
+                address=address,
+                to_versions=up,
+                prefix="" if lang == LANGUAGES[0] else f"{lang}/",
+                chart=Markup(script_json(chart)) if any(r.headline for r in rows) else None,
+            )
+            block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
+            title = escape(catalog.t("history.title", title=titles[lang]))
+            name = f"{HISTORY_PAGE}.md" if lang == LANGUAGES[0] else f"{HISTORY_PAGE}.{lang}.md"
+            docs[f"reports/{address}/{name}"] = f"# {title}\n\n{block}\n".encode()
+    return docs
