@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,18 @@ def make_plan(**overrides) -> Plan:
 @pytest.fixture
 def fake_plan() -> Plan:
     return make_plan()
+
+
+@pytest.fixture
+def reuse_renders() -> Iterator[None]:
+    """``tests.sitefixtures.reusing_renders`` for one test: a build from the inputs of an
+    earlier build of this process reuses its rendering (for tests of publishing, not of
+    rendering; ``pytest.mark.usefixtures("reuse_renders")``). Not undone by the test's own
+    ``monkeypatch.undo()``."""
+    from tests.sitefixtures import reusing_renders
+
+    with reusing_renders():
+        yield
 
 
 def break_the_sixth_append(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:

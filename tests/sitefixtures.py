@@ -12,11 +12,14 @@ every text field a plan author, an annotator or a model can fill.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import string
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -255,6 +258,53 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
+
+
+_RENDERED: dict[str, Any] = {}
+"""``reusing_renders``' renderings (``sitegen.build.RenderedSite``) by their inputs' digest."""
+
+
+def _render_inputs_digest(data_dir: Path, project_dir: Path, skip: Iterable[str]) -> str:
+    """SHA-256 over the bytes of every file ``render_site`` reads (the campaigns, the
+    project's ``mkdocs.yml``, ``content/`` and ``theme/``) and the skip list."""
+    digest = hashlib.sha256(repr(sorted(skip)).encode())
+    files = [("project", project_dir / "mkdocs.yml")]
+    files += [("project", p) for f in ("content", "theme") for p in (project_dir / f).rglob("*")]
+    files += [("data", p) for p in (data_dir / "campaigns").rglob("*")]
+    for root, path in sorted(files):
+        if path.is_file() and not path.is_symlink():
+            relative = path.relative_to(project_dir if root == "project" else data_dir)
+            digest.update(f"{root}/{relative.as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        elif path.is_symlink():  # refused by the build: never reused
+            digest.update(os.urandom(16))
+    return digest.hexdigest()
+
+
+def rendering_once(render_site: Callable[..., Any]) -> Callable[..., Any]:
+    """``render_site`` that renders given inputs once (see ``reusing_renders``)."""
+
+    def rendered_once(data_dir: Path, project_dir: Path, skip: Iterable[str] = ()) -> Any:
+        key = _render_inputs_digest(Path(data_dir), Path(project_dir), skip)
+        if key not in _RENDERED:
+            _RENDERED[key] = render_site(data_dir, project_dir, skip)
+        return _RENDERED[key]
+
+    return rendered_once
+
+
+@contextmanager
+def reusing_renders() -> Iterator[None]:
+    """While the block runs, a build from inputs byte for byte those of an earlier build of
+    this test process (another folder's copy included) reuses that build's rendering
+    (``render_site``: read, validate, compute and render every page) instead of rendering
+    again; a rendering that fails is not kept. For tests of what a build does after
+    rendering (publishing, the archive, locks, faults while writing): a test of what the
+    build reads or renders must not use it."""
+    import sitegen.build
+
+    with mock.patch.object(sitegen.build, "render_site", rendering_once(sitegen.build.render_site)):
+        yield
 
 
 # --------------------------------------------------------------------------- hostile corpus

@@ -28,6 +28,7 @@ from tests.sitefixtures import (
     publishable_campaign,
     read_records,
     report_address,
+    reusing_renders,
     tree_bytes,
     write_records,
 )
@@ -205,7 +206,8 @@ def published(tmp_path_factory):
     """A data directory and a site with one published version, to break afterwards."""
     root = tmp_path_factory.mktemp("faults")
     directory = publishable_campaign(root / "data").parent
-    build_site(root / "data", root / "site", PROJECT, version="v1")
+    with reusing_renders():  # the builds of copies of these inputs reuse the rendering
+        build_site(root / "data", root / "site", PROJECT, version="v1")
     return root, directory
 
 
@@ -398,6 +400,7 @@ def test_a_build_with_another_skip_list_is_not_the_unchanged_build(tmp_path, cap
     assert f"{empty}: an empty campaign directory" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("reuse_renders")  # faults after rendering: the inputs rendered once
 def test_a_full_disk_while_rendering_is_one_line_and_leaves_the_site(
     published, tmp_path, capsys, monkeypatch
 ):
@@ -485,6 +488,7 @@ def _build_v2(data: Path, site: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("read_only", ["the site's folder", "the releases"])
+@pytest.mark.usefixtures("reuse_renders")  # faults after rendering: the inputs rendered once
 def test_a_read_only_site_is_one_line_and_leaves_the_site(
     published, tmp_path, capsys, monkeypatch, read_only
 ):
@@ -513,6 +517,7 @@ PUBLISH_STEPS = {
 
 
 @pytest.mark.parametrize("step", sorted(PUBLISH_STEPS))
+@pytest.mark.usefixtures("reuse_renders")  # faults after rendering: the inputs rendered once
 def test_a_full_disk_while_publishing_is_one_line_and_leaves_the_site(
     published, tmp_path, capsys, monkeypatch, step
 ):

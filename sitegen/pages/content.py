@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
+from types import CodeType
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -36,11 +37,34 @@ _PLACEHOLDER = "\x02sg{index}\x03"
 _PLACEHOLDERS = re.compile("\x02sg(\\d+)\x03")
 
 
+class _CompiledInMemory(jinja2.BytecodeCache):
+    """Compiled content templates kept for the process, by template file and the checksum
+    of its source: a page a build has compiled is not compiled again by the next build of
+    the same process (tests, ``sitegen serve``), and a changed source is compiled anew.
+    Only content environments (all configured alike) share it, and nothing is written to
+    disk: an author's template is still compiled in the sandbox, and only there."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, tuple[str, CodeType | None]] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        checksum, code = self._compiled.get(bucket.key, (None, None))
+        if checksum == bucket.checksum:
+            bucket.code = code
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._compiled[bucket.key] = (bucket.checksum, bucket.code)
+
+
+_CONTENT_COMPILED = _CompiledInMemory()
+
+
 def content_environment(search_path: list[str]) -> jinja2.Environment:
     """Content templates from the folders of ``search_path``, the first that has a page
     wins: an immutable sandbox with autoescape and no globals."""
     env = ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(search_path),
+        bytecode_cache=_CONTENT_COMPILED,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

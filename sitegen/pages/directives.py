@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 import jinja2
@@ -73,8 +74,11 @@ def format_signed(value: Any, digits: int = 1) -> str:
     return shown if shown.startswith("-") else f"+{shown}"
 
 
+@cache
 def html_environment(partials_dir: str) -> jinja2.Environment:
-    """The environment for partials: autoescape on, undefined names are errors."""
+    """The environment for partials: autoescape on, undefined names are errors. One per
+    folder and process: its templates are loaded once, not at every build (Jinja still
+    reloads a template whose file changed)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(partials_dir),
         bytecode_cache=bytecode_cache(),

@@ -335,6 +335,46 @@ class _WarningCollector(logging.Handler):
         self.messages.append(" ".join(record.getMessage().split()))
 
 
+_THEME_FILES: dict[tuple, list[tuple[str, str]]] = {}
+"""``_theme_files``' findings: (theme file, theme folder) by theme and filter settings."""
+
+
+def _theme_files(files: Any, env: Any, config: Any) -> None:
+    """mkdocs' ``Files.add_files_from_theme`` with the theme's files listed once per
+    process: mkdocs walks every theme folder (material's holds some 14,000 icons) for each
+    language of every build, and the packaged theme does not change while sitegen runs.
+    The same files are added as mkdocs adds them: those the docs tree has no file for."""
+    from mkdocs import utils
+    from mkdocs.structure.files import File, Files
+
+    key = (
+        tuple(config.theme.dirs),
+        tuple(config.theme.static_templates),
+        tuple(utils.markdown_extensions),
+    )
+    found = _THEME_FILES.get(key)
+    if found is None:
+        listed = Files([])
+        _ADD_FILES_FROM_THEME(listed, env, config)
+        found = _THEME_FILES[key] = [(f.src_uri, f.src_dir) for f in listed]
+    for path, directory in found:
+        if files.get_file_from_path(path) is None:
+            files.append(File(path, directory, config.site_dir, config.use_directory_urls))
+
+
+_ADD_FILES_FROM_THEME: Any = None
+"""mkdocs' own ``Files.add_files_from_theme``, once ``_theme_files`` replaces it."""
+
+
+def _list_theme_files_once() -> None:
+    global _ADD_FILES_FROM_THEME
+    from mkdocs.structure.files import Files
+
+    if _ADD_FILES_FROM_THEME is None:
+        _ADD_FILES_FROM_THEME = Files.add_files_from_theme
+        Files.add_files_from_theme = _theme_files
+
+
 def render_version(
     build: VersionBuild, project_dir: Path, staging: Path, version_dir: Path
 ) -> None:
@@ -343,6 +383,7 @@ def render_version(
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
 
+    _list_theme_files_once()
     docs_dir = staging / "docs"
     for relative, content in sorted(build.docs.items()):
         path = docs_dir / relative

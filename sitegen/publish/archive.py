@@ -19,6 +19,7 @@ from typing import Any
 from markupsafe import escape
 
 from sitegen.errors import ArchiveError
+from sitegen.records.layout import sha256_file
 from sitegen.site_layout import (
     LATEST_ALIAS,
     SHARED_ASSETS,
@@ -46,9 +47,10 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def hash_tree(directory: Path) -> dict[str, str]:
-    """``relative path → sha256`` of every file below ``directory`` (manifest excluded)."""
+    """``relative path → sha256`` of every file below ``directory`` (manifest excluded),
+    each read in blocks (a version's downloads grow to hundreds of MB)."""
     return {
-        path.relative_to(directory).as_posix(): sha256_bytes(path.read_bytes())
+        path.relative_to(directory).as_posix(): sha256_file(path)
         for path in sorted(directory.rglob("*"))
         if path.is_file() and path.name != VERSION_MANIFEST
     }

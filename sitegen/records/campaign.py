@@ -448,7 +448,9 @@ def repeated_attempts(rows: pd.DataFrame, path: Path) -> list[Issue]:
     attempt of a trial and each attempt after an ok one."""
     duplicate = rows.duplicated(["trial_id", "attempt"])
     first_line = rows.groupby(["trial_id", "attempt"], sort=False)["line"].transform("first")
-    first_ok = rows[rows["status"] == "ok"].groupby("trial_id")["line"].min()
+    first_ok = (
+        rows.loc[rows["status"] == "ok", ["trial_id", "line"]].groupby("trial_id")["line"].min()
+    )
     ok_line = rows["trial_id"].map(first_ok)
     after_ok = ~duplicate & (ok_line < rows["line"])
     issues = []

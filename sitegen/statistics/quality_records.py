@@ -60,7 +60,12 @@ def score_quality(
     assert quality is not None
     factor_of = {quality.off_condition: "off", quality.on_condition: "on"}
     quality_inputs = [i for i, item in items.items() if item.kind != "speed"]
-    measured = rows[(rows["role"] == "measured") & rows["input_id"].isin(quality_inputs)]
+    # Only the columns scoring reads: three copies of every column of nearly every record
+    # (measured, ok, scored) were most of a large build's memory.
+    measured = rows.loc[
+        (rows["role"] == "measured") & rows["input_id"].isin(quality_inputs),
+        [*SCORED_FIELDS, "status"],
+    ]
     ok = measured[measured["status"] == "ok"]
     sides = ok.groupby(["input_id", "repetition"], sort=False)["condition_id"].agg(
         lambda conditions: {factor_of[c] for c in conditions}
@@ -90,6 +95,18 @@ def score_quality(
 SCORE_BLOCK = 4096
 """Answers scored at a time."""
 
+SCORED_FIELDS = (
+    "input_id",
+    "repetition",
+    "condition_id",
+    "finish",
+    "answer_reached",
+    "generated_tokens",
+    "trial_id",
+    "order_index",
+)
+"""The record columns an answer's row is made from."""
+
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The blocks as one table with the types one table of all rows would have (a block
@@ -110,16 +127,7 @@ def _score_block(
 ) -> dict[str, dict[str, list]]:
     """The scored answers, document items and documents of one block of records, as
     column lists; each problem's description is added to ``problems``."""
-    fields = (
-        "input_id",
-        "repetition",
-        "condition_id",
-        "finish",
-        "answer_reached",
-        "generated_tokens",
-        "trial_id",
-        "order_index",
-    )
+    fields = SCORED_FIELDS
     # Python values with None for missing, as the answer tables have always held.
     block_rows = block[list(fields)].astype(object).where(block[list(fields)].notna(), None)
     answers: dict[str, list] = {}

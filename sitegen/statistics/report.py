@@ -203,12 +203,19 @@ class Report:
     def speed_input_ids(self) -> frozenset[str]:
         return frozenset(i.id for i in self.plan.inputs)
 
+    def _usable(self, *columns: str) -> pd.DataFrame:
+        """``columns`` of the trials that enter the statistics: only these columns are
+        copied (the whole table's usable rows would be most of it again)."""
+        return self.trials.loc[enters_statistics(self.trials), list(columns)]
+
     @cached_property
     def usable_speed_trials(self) -> pd.DataFrame:
         """Trials of the speed inputs that enter the statistics (quality answers have their
         own page)."""
-        trials = usable(self.trials)
-        return trials[trials["input_id"].isin(self.speed_input_ids)]
+        # One selection: the usable trials of every input (the quality answers' too) would
+        # be a copy of nearly the whole table.
+        trials = self.trials
+        return trials[enters_statistics(trials) & trials["input_id"].isin(self.speed_input_ids)]
 
     @cached_property
     def latency(self) -> pd.DataFrame:
@@ -331,7 +338,7 @@ class Report:
         order."""
         annotations = self.campaign.annotations
         rows = self.campaign.rows
-        usable_rows = rows[enters_statistics(rows)]
+        usable_rows = rows.loc[enters_statistics(rows), ["trial_id", "order_index"]]
         by_id = dict(zip(usable_rows["trial_id"], usable_rows.index, strict=True))
         chosen = [e for e in annotations.curated_examples if e.trial_id in by_id]
         pool = [int(i) for i in usable_rows.sort_values("order_index", kind="stable").index]
@@ -411,7 +418,7 @@ class Report:
     def filled_lengths(self) -> dict[str, tuple[int, int]]:
         """Per condition: the smallest and largest input length (tokens) of its usable
         trials, shown beside the context capacity (C-CAPACITY)."""
-        trials = usable(self.trials).dropna(subset=["prompt_tokens"])
+        trials = self._usable("condition_id", "prompt_tokens").dropna(subset=["prompt_tokens"])
         return {
             condition_id: (int(group["prompt_tokens"].min()), int(group["prompt_tokens"].max()))
             for condition_id, group in trials.groupby("condition_id", sort=False)
@@ -422,7 +429,7 @@ class Report:
         """Per condition in plan order, what the summary shows beside the headline: its
         concurrency, how many of its measured trials were length-capped or never reached an
         answer, and its highest peak memory."""
-        trials = usable(self.trials)
+        trials = self._usable("condition_id", "peak_mem_mib", "finish", "answer_reached")
         overview = []
         for condition in self.plan.conditions:
             mine = trials[trials["condition_id"] == condition.id]
@@ -444,7 +451,8 @@ class Report:
         """Conditions whose usable trials' engine did not report the context it allocated
         (``engine_context_per_slot``): their capacity is shown as the plan declares it."""
         rows = self.campaign.rows
-        last = rows[enters_statistics(rows)].groupby("condition_id").tail(1)
+        columns = ["condition_id", "engine_context_per_slot"]
+        last = rows.loc[enters_statistics(rows), columns].groupby("condition_id").tail(1)
         reported = dict(
             zip(last["condition_id"], last["engine_context_per_slot"].notna(), strict=True)
         )
@@ -461,7 +469,7 @@ class Report:
         capacities = tuple(
             sorted({c.context_capacity for c in self.plan.conditions if c.id in conditions})
         )
-        trials = usable(self.trials)
+        trials = self._usable("condition_id", "input_id", "prompt_tokens")
         trials = trials[trials["condition_id"].isin(conditions)]
         documents = {d.task_id: d for d in quality.documents}
 

@@ -146,8 +146,10 @@ def system_table(table: RecordTable, plan: Plan) -> list[SystemCondition]:
     # Records of a campaign share provenances and mostly the same sampling: count the
     # records of each (condition, provenance, sampling, capacity) once, then read each
     # such group's values once (first appearance order, as the table shows them).
-    rows = table.rows[enters_statistics(table.rows)]
     keys = ["condition_id", "provenance", "temperature", "top_p", "top_k", "context_capacity"]
+    # Only these columns of the usable rows: a copy of every column would be most of the
+    # campaign's table again.
+    rows = table.rows.loc[enters_statistics(table.rows), keys]
     groups = rows.groupby(keys, sort=False).size()
     shown_by_provenance = {i: _provenance_values(p) for i, p in enumerate(table.provenances)}
     for (condition_id, provenance, temperature, top_p, top_k, capacity), n in groups.items():

@@ -161,7 +161,7 @@ def excluded_counts(frame: pd.DataFrame, planned: Iterable[str]) -> dict[str, in
     return {
         "warmup": int((frame["role"] == "warmup").sum()),
         "failed": int(((frame["role"] == "measured") & (frame["status"] == "failed")).sum()),
-        "measured": int(len(usable(frame))),
+        "measured": int(enters_statistics(frame).sum()),
         "planned": planned_count,
         "missing": missing,
     }
@@ -175,7 +175,8 @@ def observed_run_order(rows: pd.DataFrame) -> RunOrder:
     planned): ``sequential`` when each condition's measured trials ran as one block,
     ``interleaved`` when conditions alternated (no condition ran more than twice in a
     row, as in off/on pairs whose leading condition swaps), ``mixed`` otherwise."""
-    measured = rows[rows["role"] == "measured"].sort_values("order_index", kind="stable")
+    measured = rows.loc[rows["role"] == "measured", ["condition_id", "order_index"]]
+    measured = measured.sort_values("order_index", kind="stable")
     sequence = list(measured["condition_id"])
     runs = [len(list(group)) for _, group in groupby(sequence)]
     if len(runs) <= len(set(sequence)):

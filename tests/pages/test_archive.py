@@ -27,6 +27,7 @@ from tests.sitefixtures import (
     publishable_campaign,
     read_records,
     report_address,
+    reusing_renders,
     tree_bytes,
     write_records,
 )
@@ -64,9 +65,10 @@ def archive(tmp_path_factory) -> Archive:
             record["metrics"]["generation_s"] /= 1.5
     write_records(records_path, records)
     site = root / "site"
-    assert build_site(root / "early", site, PROJECT, version="v1").outcome == "published"
-    first_tree = tree_bytes(site / "v" / "v1")
-    assert build_site(root / "data", site, PROJECT, version="v2").outcome == "published"
+    with reusing_renders():  # the tests' builds of these inputs reuse the rendering
+        assert build_site(root / "early", site, PROJECT, version="v1").outcome == "published"
+        first_tree = tree_bytes(site / "v" / "v1")
+        assert build_site(root / "data", site, PROJECT, version="v2").outcome == "published"
     return Archive(root, site, report_address(campaign), campaign.name, first_tree)
 
 
@@ -150,6 +152,7 @@ def test_republishing_identical_content_is_a_no_op(archive):
     assert tree_bytes(archive.site) == before
 
 
+@pytest.mark.usefixtures("reuse_renders")  # a build of these inputs has rendered them
 def test_republishing_a_label_with_other_content_is_refused_and_writes_nothing(archive, tmp_path):
     site = tmp_path / "site"
     shutil.copytree(archive.site, site)
@@ -178,6 +181,7 @@ def test_republishing_a_label_with_other_content_is_refused_and_writes_nothing(a
     }
 
 
+@pytest.mark.usefixtures("reuse_renders")  # a build of these inputs has rendered them
 def test_a_modified_published_version_stops_the_build(archive, tmp_path):
     site = tmp_path / "site"
     shutil.copytree(archive.site, site)
@@ -190,6 +194,7 @@ def test_a_modified_published_version_stops_the_build(archive, tmp_path):
     assert tree_bytes(site) == before
 
 
+@pytest.mark.usefixtures("reuse_renders")  # a build of these inputs has rendered them
 def test_default_label_is_the_date_of_the_latest_record(archive, tmp_path):
     records = read_records(archive.root / "data" / "campaigns" / archive.campaign / "records.jsonl")
     latest = max(datetime.fromisoformat(r["started_at"]) for r in records)
@@ -205,6 +210,7 @@ def test_unsafe_labels_are_refused(archive, tmp_path, label):
     assert not (tmp_path / "site").exists()
 
 
+@pytest.mark.usefixtures("reuse_renders")  # a build of these inputs has rendered them
 def test_cli_build_takes_a_version_label(archive, tmp_path, capsys):
     args = ["build", "--data", str(archive.root / "data"), "--site", str(tmp_path / "site")]
     args += ["--project", str(PROJECT), "--version", "cli-1"]

@@ -166,11 +166,17 @@ def test_duplicate_trial_is_refused(built):
     assert "duplicate of line 2" in str(_corrupt_and_build(root, records_path, mutate))
 
 
-def test_compiled_theme_templates_are_kept_and_a_warm_build_is_the_same(tmp_path, monkeypatch):
+def test_compiled_theme_templates_are_kept_and_a_warm_build_is_the_same(
+    tmp_path, monkeypatch, request
+):
     import jinja2
 
     from sitegen.pages import directives, template_cache
 
+    # The partials' environment is made once per process: made anew here (as in a new
+    # process), and again by whoever needs it after this test, with the real cache.
+    directives.html_environment.cache_clear()
+    request.addfinalizer(directives.html_environment.cache_clear)
     cache_dir = tmp_path / "compiled"
     cache_dir.mkdir()
     cache = jinja2.FileSystemBytecodeCache(str(cache_dir))

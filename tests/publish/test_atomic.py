@@ -26,7 +26,11 @@ from sitegen.errors import ArchiveError
 from sitegen.lock import exclusive_lock
 from sitegen.publish.archive import read_archive
 from sitegen.publish.release import KILL_AT_ENV, exchange_paths
-from tests.sitefixtures import PROJECT, publishable_campaign, tree_bytes
+from tests.sitefixtures import PROJECT, publishable_campaign, reusing_renders, tree_bytes
+
+# Every build here is of the same records: it renders them once (what is tested is
+# publishing); the builds in subprocesses render for themselves.
+pytestmark = pytest.mark.usefixtures("reuse_renders")
 
 LOCKED = re.compile(
     r"error: site .+ is in use by another sitegen process \(pid (\d+), lock .+\); wait for it "
@@ -47,7 +51,9 @@ class Published:
 def published(tmp_path_factory) -> Published:
     root = tmp_path_factory.mktemp("published")
     publishable_campaign(root / "data")
-    assert build_site(root / "data", root / "site", PROJECT, version="v1").outcome == "published"
+    with reusing_renders():
+        build = build_site(root / "data", root / "site", PROJECT, version="v1")
+    assert build.outcome == "published"
     return Published(root / "data", root / "site", tree_bytes(root / "site" / "v" / "v1"))
 
 
