@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 
 from sitegen.engine.registry import PREFILL_SOURCES
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
+from sitegen.pages.charts import axis_title, pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
@@ -40,7 +40,7 @@ from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
 from sitegen.text import CONTROL_CHARACTERS
 from sitegen.validation.figure_checks import has_placeholders
-from sitegen.validation.rules import load_rules
+from sitegen.validation.rules import load_rules, registered_checks
 
 CHART_INLINE_BYTES = 60_000
 """A chart spec larger than this is a JSON file the page loads, not part of the page."""
@@ -494,7 +494,10 @@ class Directives:
                 if line["x"] or points["x"]:
                     lines.append(line)
             figure = sweep_chart(
-                lines, titles[metric], self.catalog, reference=1.0 if metric == "ratio" else None
+                lines,
+                axis_title(self.catalog, metric),
+                self.catalog,
+                reference=1.0 if metric == "ratio" else None,
             )
             charts.append(
                 (spec.id, f"{report.slug}-sweep-{metric}-{spec.id}", Markup(script_json(figure)))
@@ -801,7 +804,19 @@ class Directives:
 
     def caveat_rules(self) -> Markup:
         """The rule list, as enforced by the build (method page)."""
-        return self._render("caveat_rules.html", rules=load_rules())
+        scopes = {
+            rule.id: list(
+                dict.fromkeys(c.scope for c in registered_checks() if c.rule_id == rule.id)
+            )
+            for rule in load_rules()
+        }
+        return self._render(
+            "caveat_rules.html",
+            rules=load_rules(),
+            scopes=scopes,
+            claim_labels={k for k in self.catalog.strings if k.startswith("rules.claim.")},
+            sep="、" if self.catalog.lang == "ja" else ", ",
+        )
 
     def data_dictionary(self) -> Markup:
         """Every field of the trial record with its documentation (from the model)."""
