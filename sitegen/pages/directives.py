@@ -61,6 +61,12 @@ def format_number(value: Any, digits: int | None = None) -> str:
     return f"{float(value):,.{digits}f}"
 
 
+def format_gib(mib: Any) -> str:
+    """Memory recorded in MiB, shown in GiB with 2 decimals (``-`` when missing)."""
+    shown = format_number(mib)
+    return shown if shown == "-" else format_number(float(mib) / 1024, 2)
+
+
 def format_signed(value: Any, digits: int = 1) -> str:
     """``format_number`` with an explicit sign (``+21.7``, ``-3.0``); a value that rounds to
     zero has none (``0.0``); ``-`` for missing values."""
@@ -85,6 +91,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
     )
     env.filters["num"] = format_number
     env.filters["signed"] = format_signed
+    env.filters["gib"] = format_gib
     env.filters["script_json"] = lambda value: Markup(script_json(value))
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
@@ -577,6 +584,7 @@ class Directives:
             "memory_table.html",
             report=report,
             rows=rows,
+            memory_limit=report.plan.speculation_health.max_device_memory_mib,
             gaps=memory_gaps(
                 report.plan, {row["condition_id"] for row in rows}, measured_conditions
             ),
