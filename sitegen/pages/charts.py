@@ -117,6 +117,25 @@ def axis_title(catalog: Catalog, metric: str) -> str:
     return catalog.t(key) if key in catalog.strings else catalog.t(f"metric.{metric}")
 
 
+def cdf_chart(
+    series: list[tuple[str, list[float], list[float]]], metric_title: str, catalog: Catalog
+) -> dict:
+    """One step line per series (``label, values, fractions``): the share of requests at
+    or below each value."""
+    traces = [
+        _scatter(
+            x=[round(v, 6) for v in values],
+            y=[round(f, 4) for f in fractions],
+            mode="lines",
+            line={"shape": "hv", "color": PALETTE[index % len(PALETTE)]},
+            name=label,
+            hovertemplate="%{x:.2f}<br>%{y:.0%}<extra></extra>",
+        )
+        for index, (label, values, fractions) in enumerate(series)
+    ]
+    return _layout(traces, metric_title, catalog.t("chart.cdf_share"), None, rangemode="tozero")
+
+
 def _layout(
     traces: list[dict], x_title: str, y_title: str, extra: dict | None = None, **xaxis: Any
 ) -> dict:

@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 
 from sitegen.engine.registry import PREFILL_SOURCES
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.charts import axis_title, pareto_chart, sweep_chart, trials_chart
+from sitegen.pages.charts import axis_title, cdf_chart, pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
@@ -35,6 +35,7 @@ from sitegen.records.models import TrialRecord
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
+from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
@@ -145,6 +146,9 @@ class Quote:
     value: str
     source: Source
 
+
+GLOSSARY_TERMS = ("ttft", "first_answer", "gen_tps", "tpot", "itl", "acceptance", "capacity")
+"""Terms with a definition (``glossary.<term>``) and a display name (``term.<term>``)."""
 
 ANSWER_PAGES_LISTED = 20
 """Up to this many pages of answers, each has its own button (and its own link without
@@ -604,6 +608,41 @@ class Directives:
             prefill_source=PREFILL_SOURCES.get(report.plan.engine),
         )
 
+    def latency_percentiles(self, metric: str = "ttft_s") -> Markup:
+        """Per condition × input × latency metric: n, mean, P50, P90, P95 and P99 (the
+        observed maximum in place of a percentile that has too few values, C-TAIL), and
+        the empirical CDF of ``metric`` per condition and input."""
+        report = self._require_report()
+        if metric not in LATENCY_METRICS:
+            raise jinja2.TemplateRuntimeError(
+                f"latency_percentiles({metric!r}): one of {', '.join(LATENCY_METRICS)}"
+            )
+        trials = report.usable_speed_trials
+        series = [
+            (
+                f"{report.condition_labels[condition_id]} · {input_id}",
+                *cdf_points(group[metric].astype(float).to_numpy()),
+            )
+            for (condition_id, input_id), group in trials.groupby(
+                ["condition_id", "input_id"], sort=False
+            )
+            if metric in group
+        ]
+        series = [s for s in series if s[1]]
+        spec = cdf_chart(series, self.catalog.t(f"metric.{metric}"), self.catalog)
+        return self._render(
+            "latency_percentiles.html",
+            report=report,
+            # A percentile without enough values is missing (NaN in the table): None here.
+            rows=report.latency.astype(object)
+            .where(report.latency.notna(), None)
+            .to_dict("records"),
+            percentiles=PERCENTILES,
+            minimum=MIN_VALUES,
+            metric=metric,
+            spec=Markup(script_json(spec)) if series else None,
+        )
+
     def system_table(self) -> Markup:
         """Per condition: devices, driver, runtime, interconnect, CPU, engine, model files
         with every shard's SHA-256, flags, environment, sampling and template arguments,
@@ -742,6 +781,32 @@ class Directives:
             report=report,
             pages=[page for page in pages if page in self.report_pages],
         )
+
+    def kpi_cards(self) -> Markup:
+        """The summary at a glance: the headline speed-up with its interval, the generation
+        rate off → on, TTFT P50/P95, acceptance, the quality verdict and the truncations,
+        each a card that carries its caveats and links to its detail; a baseline-only
+        campaign gets the cards of what it measured."""
+        report = self._require_report()
+        figures = report.key_figures
+        if figures is None:
+            return Markup("")
+        quality = report.quality
+        return self._render(
+            "kpi_cards.html",
+            report=report,
+            figures=figures,
+            minimum=MIN_VALUES,
+            quality=quality,
+            outcomes=quality.outcomes.set_index("factor").to_dict("index")
+            if quality is not None
+            else None,
+            overview=report.condition_overview,
+        )
+
+    def glossary(self) -> Markup:
+        """The terms the cards explain on hover, defined (method page)."""
+        return self._render("glossary.html", terms=GLOSSARY_TERMS)
 
     def beside_headline(self) -> Markup:
         """Per condition, beside the headline: concurrency, length-capped and

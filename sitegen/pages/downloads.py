@@ -246,6 +246,7 @@ def make_downloads(report: Report, scratch: Path) -> list[DownloadFile]:
     for table, frame in (
         ("trials", report.trials),
         ("speed_summary", report.summary),
+        ("latency_percentiles", report.latency),
         ("memory", report.memory_trials),
         ("telemetry", report.telemetry_trials),
         ("system", report.system_table),

@@ -48,4 +48,5 @@ def compute_metrics(t0: float, chunks: Sequence[StreamChunk], end: StreamEnd) ->
         prompt_processing_s=end.prompt_processing_s,
         reasoning_tokens=end.reasoning_tokens,
         answer_tokens=end.answer_tokens,
+        chunk_times_s=[round(c.t - t0, 6) for c in chunks],
     )

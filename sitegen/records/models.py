@@ -290,6 +290,10 @@ class TrialMetrics(StrictModel):
     """Answer tokens (after thinking), counted like ``reasoning_tokens``: the streamed
     answer text tokenized again with the engine's tokenizer; ``None`` exactly when
     ``reasoning_tokens`` is."""
+    chunk_times_s: list[float] | None = None
+    """Arrival time of every stream chunk − t0, in order, to the microsecond (the first is
+    ``ttft_s``): the gaps between them are the inter-token latencies (ITL). ``None`` in
+    records written before chunk times were recorded."""
 
 
 class TrialRecord(StrictModel):

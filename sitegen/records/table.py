@@ -105,6 +105,9 @@ class RecordTable:
     ``DeviceMemory``."""
     telemetry: pd.DataFrame
     """One row per record × device: ``record`` and the fields of ``DeviceTelemetry``."""
+    chunk_gaps: pd.DataFrame
+    """One row per gap between successive stream chunks of a record (``metrics
+    .chunk_times_s``): ``record`` and ``gap_s``; none for records without chunk times."""
     provenances: tuple[Provenance, ...]
     """The distinct provenances, in order of first appearance."""
     speculatives: tuple[SpeculativeSpec, ...]
@@ -137,6 +140,7 @@ class RecordTable:
             self.rows,
             self.peak_memory,
             self.telemetry,
+            self.chunk_gaps,
             tuple(change(p) for p in self.provenances),
             self.speculatives,
         )
@@ -259,8 +263,11 @@ class TableBuilder:
         memory = _per_device(table.column("peak_memory"), DeviceMemory)
         telemetry = _per_device(table.column("telemetry"), DeviceTelemetry)
         has_metrics = table.column("metrics").is_valid().to_numpy(zero_copy_only=False)
-        rows = _frame(table.drop_columns(["peak_memory", "telemetry"]).flatten())
+        flat = table.drop_columns(["peak_memory", "telemetry"]).flatten()
         del table
+        chunk_gaps = _gaps(flat.column(_CHUNK_TIMES))
+        rows = _frame(flat.drop_columns([_CHUNK_TIMES]))
+        del flat
         rows["has_metrics"] = has_metrics
         for name, values in (
             ("provenance", self._provenance_of),
@@ -276,6 +283,7 @@ class TableBuilder:
             rows,
             memory,
             telemetry,
+            chunk_gaps,
             tuple(self._provenance_list),
             tuple(self._speculatives),
         )
@@ -309,6 +317,20 @@ def _frame(table: pa.Table) -> pd.DataFrame:
             columns[name] = column.to_numpy()
         del column
     return pd.DataFrame(columns, copy=False)
+
+
+_CHUNK_TIMES = "metrics.chunk_times_s"
+"""The list column of chunk arrival times, kept as gaps (``RecordTable.chunk_gaps``)."""
+
+
+def _gaps(column: pa.ChunkedArray) -> pd.DataFrame:
+    """One row per gap between successive chunk times of a record: ``record`` and
+    ``gap_s`` (a record's first chunk has no gap before it)."""
+    lists = column.combine_chunks()
+    times = pc.list_flatten(lists).to_numpy(zero_copy_only=False).astype(float)
+    record = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
+    same = record[1:] == record[:-1]
+    return pd.DataFrame({"record": record[1:][same], "gap_s": np.diff(times)[same]})
 
 
 def _per_device(column: pa.ChunkedArray, model: type[BaseModel]) -> pd.DataFrame:

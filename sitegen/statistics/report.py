@@ -24,6 +24,7 @@ from sitegen.records.models import UNKNOWN_REMOTE_SHA256
 from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleView, example_views
 from sitegen.statistics.health import HealthFinding, speculation_health
+from sitegen.statistics.latency import latency_percentiles
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.setups import setup_records
@@ -61,6 +62,22 @@ class HeadlineRow:
     comparison: Comparison
     baseline: dict[str, Any]
     treatment: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class KeyFigures:
+    """What the summary's cards show: the headline comparison (the first with a ratio),
+    else the campaign's first condition and input on their own."""
+
+    input_id: str
+    conditions: tuple[str, ...]
+    """The conditions the cards show: baseline then treatment, or the measured one(s)."""
+    headline: HeadlineRow | None
+    """The comparison whose ratio the first card shows (``None``: no ratio to show)."""
+    rows: dict[str, dict[str, Any]]
+    """The speed summary row of each of ``conditions`` on ``input_id``."""
+    ttft: dict[str, Any] | None
+    """The TTFT percentile row (``latency``) of the last of ``conditions``."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +207,12 @@ class Report:
         return trials[trials["input_id"].isin(self.speed_input_ids)]
 
     @cached_property
+    def latency(self) -> pd.DataFrame:
+        """Percentiles of each latency metric per condition × speed input
+        (``latency.latency_percentiles``; the ``latency_percentiles`` download)."""
+        return latency_percentiles(self.usable_speed_trials, self.campaign.table.chunk_gaps)
+
+    @cached_property
     def condition_labels(self) -> dict[str, str]:
         """``<id>: <speculative mode>`` per condition, in plan order."""
         return {c.id: f"{c.id}: {c.speculative.label}" for c in self.plan.conditions}
@@ -205,6 +228,35 @@ class Report:
             for c in self.comparisons
             if (c.baseline, c.input_id) in rows and (c.treatment, c.input_id) in rows
         ]
+
+    @cached_property
+    def key_figures(self) -> KeyFigures | None:
+        """The summary cards' figures (``None`` without any usable speed trial)."""
+        if self.summary.empty:
+            return None
+        headline = next((row for row in self.headline if row.comparison.ratio is not None), None)
+        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary.to_dict("records")}
+        if headline is not None:
+            input_id = headline.comparison.input_id
+            conditions = (headline.comparison.baseline, headline.comparison.treatment)
+        else:
+            input_id = self.summary["input_id"].iloc[0]
+            conditions = tuple(c.id for c in self.plan.conditions if (c.id, input_id) in rows)
+        latency = self.latency
+        ttft = latency[
+            (latency["metric"] == "ttft_s")
+            & (latency["condition_id"] == conditions[-1])
+            & (latency["input_id"] == input_id)
+        ]
+        return KeyFigures(
+            input_id,
+            conditions,
+            headline,
+            {c: rows[(c, input_id)] for c in conditions},
+            ttft.astype(object).where(ttft.notna(), None).to_dict("records")[0]
+            if len(ttft)
+            else None,
+        )
 
     @property
     def memory_trials(self) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from sitegen.records.table import RecordTable
+from sitegen.statistics.latency import tpot
 
 USABLE_ROLE = "measured"
 USABLE_STATUS = "ok"
@@ -44,6 +45,7 @@ TRIALS_COLUMNS = (
     "t_first_answer_s",
     "t_natural_finish_s",
     "e2e_s",
+    "tpot_s",
     "gen_tps",
     "native_tps",
     "draft_proposed",
@@ -93,6 +95,7 @@ def trials_frame(table: RecordTable) -> pd.DataFrame:
     engines = [p.engine.id for p in table.provenances]
     frame["engine"] = rows["provenance"].map(lambda i: engines[i])
     frame["acceptance"] = trial_acceptance(frame)
+    frame["tpot_s"] = tpot(rows)
     return frame[list(TRIALS_COLUMNS)]
 
 

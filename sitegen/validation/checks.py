@@ -21,6 +21,7 @@ from sitegen.records.campaign import Campaign, utc_time
 from sitegen.records.layout import RECORDS_FILE
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
 from sitegen.records.verify import verify_campaign
+from sitegen.statistics.latency import MIN_VALUES
 from sitegen.statistics.trials import enters_statistics
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
@@ -580,6 +581,24 @@ def _ratios_only_for_running_speculation(path: str, facts: PageFacts) -> list[Is
         for claim in facts.claims_of(name)
         if claim.attrs.get("data-healthy") != "true"
     ]
+
+
+@check("C-TAIL", "page")
+def _percentiles_from_enough_values(path: str, facts: PageFacts) -> list[Issue]:
+    issues = []
+    for claim in facts.claims_of("percentile"):
+        p, n = claim.attrs.get("data-p", ""), claim.attrs.get("data-n", "")
+        needed = MIN_VALUES.get(int(p)) if p.isdigit() else None
+        if needed is None or not n.isdigit() or int(n) < needed:
+            issues.append(
+                violation(
+                    "C-TAIL",
+                    f"{path} (claim 'percentile', P{p or '?'})",
+                    f"a percentile from {n or 'an unknown number of'} value(s), fewer than "
+                    f"the {needed or '?'} it needs",
+                )
+            )
+    return issues
 
 
 _INTERVAL = r"[0-9][0-9,]*(?:\.[0-9]+)?–[0-9][0-9,]*(?:\.[0-9]+)?"

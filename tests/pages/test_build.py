@@ -55,9 +55,8 @@ def test_site_pages_in_both_languages_with_downloads(built):
         assert (site / "en" / "reports" / slug / page / "index.html").is_file()
     downloads = site / "reports" / slug / "downloads"
     sums = (downloads / "SHA256SUMS").read_text().splitlines()
-    assert (
-        len(sums) == 13
-    )  # records, plan, manifest; trials, summary, memory, telemetry, system × 2
+    # records, plan, manifest; trials, summary, latency, memory, telemetry, system × 2
+    assert len(sums) == 15
     for line in sums:
         digest, name = line.split("  ")
         assert hashlib.sha256((downloads / name).read_bytes()).hexdigest() == digest

@@ -44,7 +44,14 @@ def test_a_missing_median_is_an_observation_never_a_dash_ratio(tmp_path):
     no_figure_from_nothing(ja)
     assert "no generation rate was measured for on: ngram-simple (≤4)" in en
     assert 'data-observation="no-rate"' in ja
-    assert en.count('data-claim="speed-ratio"') == 1  # padded keeps its ratio
+    # padded keeps its ratio, in the headline and on the card that leads the summary
+    assert en.count('data-claim="speed-ratio"') == 2
+    assert (
+        en.count(
+            'data-claim="speed-ratio" data-factor-only="true" data-healthy="true" data-treatment="on" data-input="padded"'
+        )
+        == 2
+    )
 
 
 def test_one_trial_a_side_states_medians_and_n_without_a_ratio(tmp_path):

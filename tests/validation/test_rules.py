@@ -192,6 +192,9 @@ FAILING_CASES = {
     "C-FIGURE": ContentEdit("report/index.md", "MTP makes generation 2× faster."),
     "C-SPECHEALTH": PageEdit("index.md", 'data-healthy="true"', 'data-healthy="false"'),
     "C-SPREAD": PageEdit("index.md", 'data-ci="', 'data-cx="'),
+    "C-TAIL": PageEdit(
+        "speed.md", 'data-claim="percentile" data-p="50"', 'data-claim="percentile" data-p="99"'
+    ),
     "C-IMPORTED": PageEdit(
         "index.md", 'data-caveat="C-IMPORTED"', 'data-caveat="C-NONE"', imported=True
     ),
