@@ -36,6 +36,7 @@ from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
+from sitegen.statistics.overview import imported_rows, measured_rows
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
@@ -137,6 +138,24 @@ def _one_block(html: str) -> Markup:
     """Partials become one raw-HTML block for the Markdown renderer: no blank lines."""
     # split("\n"), not splitlines(): model text may hold U+2028, form feeds and the like.
     return Markup("\n".join(line for line in html.split("\n") if line.strip()))
+
+
+def _comparison_extras(comparison: CrossCampaign) -> dict[tuple[str, str, str], dict]:
+    """Per campaign, condition and input: what a comparison shows beside the generation
+    rate (TTFT median, draft acceptance, the condition's peak memory)."""
+    extras: dict[tuple[str, str, str], dict] = {}
+    for report in comparison.reports:
+        memory = {o.condition_id: o.peak_memory_mib for o in report.condition_overview}
+        for row in report.summary.to_dict("records"):
+            key = (report.slug, row["condition_id"], row["input_id"])
+            extras[key] = {
+                name: None if pd.isna(row.get(name)) else row.get(name)
+                for name in ("ttft_s_median", "acceptance", "draft_proposed")
+            } | {
+                "speculative_mode": row.get("speculative_mode"),
+                "peak_memory_mib": memory.get(row["condition_id"]),
+            }
+    return extras
 
 
 @dataclass(frozen=True)
@@ -287,11 +306,17 @@ class Directives:
             comparison=comparison,
             titles={r.slug: r.plan.title[self.catalog.lang] for r in comparison.reports},
             reports={r.slug: r for r in comparison.reports},
+            extras=_comparison_extras(comparison),
         )
 
     def report_list(self) -> Markup:
+        """Every campaign's headline in one sortable table (``statistics/overview.py``):
+        each measured campaign's comparisons, then each imported campaign's figures."""
         return self._render(
-            "report_list.html", reports=self.reports, imported=self.imported_reports
+            "report_list.html",
+            measured=[row for report in self.reports for row in measured_rows(report)],
+            imported=[row for report in self.imported_reports for row in imported_rows(report)],
+            minimum=MIN_VALUES,
         )
 
     def _require_imported(self) -> ImportedReport:
