@@ -97,21 +97,24 @@ def trials_chart(
                 hovertemplate=f"{catalog.t('chart.median')} %{{y:.2f}}<extra></extra>",
             )
         )
-    return _figure(
+    return _layout(
         traces,
-        {
-            "scattermode": "group",
-            "height": 380,
-            "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
-            "legend": {"orientation": "h", "y": -0.2},
-            "xaxis": {"title": {"text": catalog.t("col.input")}, "type": "category"},
-            "yaxis": {"title": {"text": catalog.t(f"metric.{metric}")}, "rangemode": "tozero"},
-            "font": {"family": FONT},
-        },
+        catalog.t("col.input"),
+        axis_title(catalog, metric),
+        {"scattermode": "group", "height": 400},
+        type="category",
     )
 
 
 FONT = "system-ui, 'Noto Sans CJK JP', sans-serif"
+
+
+def axis_title(catalog: Catalog, metric: str) -> str:
+    """A chart's axis title: the metric's short name (``axis.<metric>``) where the catalog
+    has one, so the title fits beside a plot of any width; the caption and the table name
+    the metric in full."""
+    key = f"axis.{metric}"
+    return catalog.t(key) if key in catalog.strings else catalog.t(f"metric.{metric}")
 
 
 def cdf_chart(
@@ -126,7 +129,7 @@ def cdf_chart(
             mode="lines",
             line={"shape": "hv", "color": PALETTE[index % len(PALETTE)]},
             name=label,
-            hovertemplate="%{x:.3f}<br>%{y:.0%}<extra></extra>",
+            hovertemplate="%{x:.2f}<br>%{y:.0%}<extra></extra>",
         )
         for index, (label, values, fractions) in enumerate(series)
     ]
@@ -136,14 +139,23 @@ def cdf_chart(
 def _layout(
     traces: list[dict], x_title: str, y_title: str, extra: dict | None = None, **xaxis: Any
 ) -> dict:
+    # The legend sits above the plot and every margin grows to what it holds (automargin):
+    # an axis title never runs into the legend or past the chart's box at any width.
     return _figure(
         traces,
         {
             "height": 460,
-            "margin": {"l": 60, "r": 20, "t": 20, "b": 60},
-            "legend": {"orientation": "h", "yanchor": "top", "y": -0.25},
-            "xaxis": {"title": {"text": x_title}, **xaxis},
-            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+            "autosize": True,
+            "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+            "legend": {
+                "orientation": "h",
+                "x": 0,
+                "xanchor": "left",
+                "y": 1.02,
+                "yanchor": "bottom",
+            },
+            "xaxis": {"title": {"text": x_title}, "automargin": True, **xaxis},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "automargin": True},
             "font": {"family": FONT},
             **(extra or {}),
         },
@@ -179,7 +191,7 @@ def sweep_chart(
                         "opacity": 0.55,
                         "symbol": ["x" if o else "circle" for o in trials["outlier"]],
                     },
-                    hovertemplate="%{text}<br>%{y:.3f}<extra></extra>",
+                    hovertemplate="%{text}<br>%{y:.2f}<extra></extra>",
                 )
             )
         error = line.get("error")
@@ -206,7 +218,7 @@ def sweep_chart(
                 }
                 if error
                 else None,
-                hovertemplate=f"{line['name']}<br>%{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{line['name']}<br>%{{y:.2f}}<extra></extra>",
             )
         )
     # A horizontal line across the plot at the reference value (plotly's add_hline).
@@ -252,8 +264,8 @@ def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
                 line={"color": color, "width": 2},
                 marker={"color": color, "size": 10},
                 hovertemplate=(
-                    f"{line['name']} %{{text}}<br>{catalog.t('pareto.aggregate')} %{{x:.1f}}"
-                    f"<br>{catalog.t('pareto.per_user')} %{{y:.1f}}<extra></extra>"
+                    f"{line['name']} %{{text}}<br>{catalog.t('pareto.aggregate')} %{{x:.2f}}"
+                    f"<br>{catalog.t('pareto.per_user')} %{{y:.2f}}<extra></extra>"
                 ),
             )
         )
@@ -270,7 +282,7 @@ def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
         )
     return _layout(
         traces,
-        catalog.t("pareto.aggregate"),
-        catalog.t("pareto.per_user"),
+        axis_title(catalog, "aggregate_tps"),
+        axis_title(catalog, "per_user_tps"),
         rangemode="tozero",
     )

@@ -24,7 +24,7 @@ from markupsafe import Markup, escape
 
 from sitegen.engine.registry import PREFILL_SOURCES
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.charts import cdf_chart, pareto_chart, sweep_chart, trials_chart
+from sitegen.pages.charts import axis_title, cdf_chart, pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
@@ -37,12 +37,13 @@ from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
+from sitegen.statistics.overview import imported_rows, measured_rows
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
 from sitegen.text import CONTROL_CHARACTERS
 from sitegen.validation.figure_checks import has_placeholders
-from sitegen.validation.rules import load_rules
+from sitegen.validation.rules import load_rules, registered_checks
 
 CHART_INLINE_BYTES = 60_000
 """A chart spec larger than this is a JSON file the page loads, not part of the page."""
@@ -61,6 +62,12 @@ def format_number(value: Any, digits: int | None = None) -> str:
     if digits is None:
         return f"{round(float(value)):,}"
     return f"{float(value):,.{digits}f}"
+
+
+def format_gib(mib: Any) -> str:
+    """Memory recorded in MiB, shown in GiB with 2 decimals (``-`` when missing)."""
+    shown = format_number(mib)
+    return shown if shown == "-" else format_number(float(mib) / 1024, 2)
 
 
 def format_signed(value: Any, digits: int = 1) -> str:
@@ -90,6 +97,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
     )
     env.filters["num"] = format_number
     env.filters["signed"] = format_signed
+    env.filters["gib"] = format_gib
     env.filters["script_json"] = lambda value: Markup(script_json(value))
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
@@ -134,6 +142,24 @@ def _one_block(html: str) -> Markup:
     """Partials become one raw-HTML block for the Markdown renderer: no blank lines."""
     # split("\n"), not splitlines(): model text may hold U+2028, form feeds and the like.
     return Markup("\n".join(line for line in html.split("\n") if line.strip()))
+
+
+def _comparison_extras(comparison: CrossCampaign) -> dict[tuple[str, str, str], dict]:
+    """Per campaign, condition and input: what a comparison shows beside the generation
+    rate (TTFT median, draft acceptance, the condition's peak memory)."""
+    extras: dict[tuple[str, str, str], dict] = {}
+    for report in comparison.reports:
+        memory = {o.condition_id: o.peak_memory_mib for o in report.condition_overview}
+        for row in report.summary.to_dict("records"):
+            key = (report.slug, row["condition_id"], row["input_id"])
+            extras[key] = {
+                name: None if pd.isna(row.get(name)) else row.get(name)
+                for name in ("ttft_s_median", "acceptance", "draft_proposed")
+            } | {
+                "speculative_mode": row.get("speculative_mode"),
+                "peak_memory_mib": memory.get(row["condition_id"]),
+            }
+    return extras
 
 
 @dataclass(frozen=True)
@@ -284,11 +310,17 @@ class Directives:
             comparison=comparison,
             titles={r.slug: r.plan.title[self.catalog.lang] for r in comparison.reports},
             reports={r.slug: r for r in comparison.reports},
+            extras=_comparison_extras(comparison),
         )
 
     def report_list(self) -> Markup:
+        """Every campaign's headline in one sortable table (``statistics/overview.py``):
+        each measured campaign's comparisons, then each imported campaign's figures."""
         return self._render(
-            "report_list.html", reports=self.reports, imported=self.imported_reports
+            "report_list.html",
+            measured=[row for report in self.reports for row in measured_rows(report)],
+            imported=[row for report in self.imported_reports for row in imported_rows(report)],
+            minimum=MIN_VALUES,
         )
 
     def _require_imported(self) -> ImportedReport:
@@ -502,7 +534,10 @@ class Directives:
                 if line["x"] or points["x"]:
                     lines.append(line)
             figure = sweep_chart(
-                lines, titles[metric], self.catalog, reference=1.0 if metric == "ratio" else None
+                lines,
+                axis_title(self.catalog, metric),
+                self.catalog,
+                reference=1.0 if metric == "ratio" else None,
             )
             charts.append(
                 (spec.id, f"{report.slug}-sweep-{metric}-{spec.id}", Markup(script_json(figure)))
@@ -582,6 +617,7 @@ class Directives:
             "memory_table.html",
             report=report,
             rows=rows,
+            memory_limit=report.plan.speculation_health.max_device_memory_mib,
             gaps=memory_gaps(
                 report.plan, {row["condition_id"] for row in rows}, measured_conditions
             ),
@@ -883,7 +919,19 @@ class Directives:
 
     def caveat_rules(self) -> Markup:
         """The rule list, as enforced by the build (method page)."""
-        return self._render("caveat_rules.html", rules=load_rules())
+        scopes = {
+            rule.id: list(
+                dict.fromkeys(c.scope for c in registered_checks() if c.rule_id == rule.id)
+            )
+            for rule in load_rules()
+        }
+        return self._render(
+            "caveat_rules.html",
+            rules=load_rules(),
+            scopes=scopes,
+            claim_labels={k for k in self.catalog.strings if k.startswith("rules.claim.")},
+            sep="、" if self.catalog.lang == "ja" else ", ",
+        )
 
     def data_dictionary(self) -> Markup:
         """Every field of the trial record with its documentation (from the model)."""

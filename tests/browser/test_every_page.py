@@ -193,6 +193,8 @@ def _check(results, width: int, where: str = "") -> list[str]:
             key_columns = [condition, input_] if input_ in heads else [condition]
             if region["id"].startswith("sg-sweep-table"):  # rows are speculative levels
                 key_columns = [catalogs[lang].t("sweep.level")]
+            if region["id"] == "sg-overview-table":  # rows are campaigns (the home page)
+                key_columns = [catalogs[lang].t("col.report")]
             if heads[: len(key_columns)] != key_columns:
                 out.append(f"{label}: starts with {heads[:2]}, not {key_columns}")
     return out

@@ -377,7 +377,7 @@ def test_vllm_speculative_totals_are_a_pooled_acceptance_marked_as_such(workdir:
     build_site(workdir / "data", workdir / "site", workdir)
     html, text = _page_text(workdir / "site", "s", "en")
     (claim,) = read_page(html).claims_of("imported-acceptance")
-    assert "62.5 % of the proposed draft tokens accepted (100 of 160)" in "".join(claim.text)
+    assert "62.5% of the proposed draft tokens accepted (100 of 160)" in "".join(claim.text)
     assert "pooled over the whole run" in text and "not a per-request figure" in text
     assert 'data-refused="acceptance_per_trial"' in html
 

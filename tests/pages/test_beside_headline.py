@@ -47,7 +47,7 @@ def test_truncations_concurrency_and_memory_limit_beside_the_headline(tmp_path):
             'data-condition="on" data-concurrency="1" data-length-capped="3" data-not-reached="0"'
             in table
         )
-        assert 'data-memory-limit="76800.0"' in table and "76,800 MiB" in table
+        assert 'data-memory-limit="76800.0"' in table and "75.00 GiB" in table
     assert "3/6" in _page(site, "index", "en")
 
 

@@ -1,0 +1,206 @@
+"""Every campaign's headline in one table (the home page): per campaign and input, the
+speed-up with its interval, how the measured condition ran (engine, model, devices,
+interconnect, capacity, draft length, temperature), its acceptance, TTFT and peak memory.
+Pure functions of the reports; the page marks each row as the claim it is.
+
+A measured campaign gives one row per headline comparison; one without a comparison (a
+baseline only) one row per condition and input it measured. An imported campaign gives
+one row per condition and input, its figures as imported (no ratio across campaigns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from sitegen.statistics.imported import ImportedReport, ImportedRow
+from sitegen.statistics.report import HeadlineRow, Report
+from sitegen.statistics.system import SystemCondition
+
+SPLIT_FLAG_WORDS = ("split", "tensor_parallel", "pipeline_parallel")
+"""Engine flags that say how a model is spread over devices (llama.cpp ``split_mode``,
+``tensor_split``; vLLM ``tensor_parallel_size`` …): shown beside the devices."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How one condition ran, as its records (or an import's declaration) show it; every
+    value is display text, ``None`` when not recorded."""
+
+    engine: str | None
+    model: str | None
+    devices: str | None
+    split: str | None
+    interconnect: str | None
+    temperature: str | None
+    draft: str | None
+
+
+@dataclass(frozen=True)
+class MeasuredRow:
+    """One headline comparison of a measured campaign (or one condition and input of a
+    campaign without a comparison)."""
+
+    report: Report
+    input_id: str
+    condition_id: str
+    """The condition the configuration, acceptance, TTFT and memory columns describe: the
+    comparison's treatment, or the measured condition."""
+    headline: HeadlineRow | None
+    summary: dict[str, Any]
+    """The speed summary row of ``condition_id`` on ``input_id``."""
+    baseline_median: float | None
+    setup: Setup
+    ttft: dict[str, Any] | None
+    """The TTFT percentile row of ``condition_id`` on ``input_id`` (``report.latency``)."""
+    peak_memory_mib: float | None
+    memory_limit_mib: float | None
+
+    @property
+    def ttft_p95(self) -> float | None:
+        return None if self.ttft is None else _number(self.ttft.get("p95"))
+
+    @property
+    def ttft_median(self) -> float | None:
+        if self.ttft is not None and _number(self.ttft.get("p50")) is not None:
+            return _number(self.ttft.get("p50"))
+        return _number(self.summary.get("ttft_s_median"))
+
+
+@dataclass(frozen=True)
+class ImportedOverviewRow:
+    """One condition and input of an imported campaign."""
+
+    report: ImportedReport
+    row: ImportedRow
+    setup: Setup
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return None if pd.isna(value) else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _values(system: SystemCondition | None, field: str) -> list[Any]:
+    if system is None:
+        return []
+    return [v.value for row in system.rows if row.field == field for v in row.values]
+
+
+def _joined(values: list[Any]) -> str | None:
+    shown = [str(v) for v in dict.fromkeys(values) if v is not None and str(v).strip()]
+    return " | ".join(shown) or None
+
+
+def measured_setup(report: Report, condition_id: str) -> Setup:
+    """How ``condition_id`` of ``report`` ran, from its usable records' provenance."""
+    system = next((s for s in report.system if s.condition_id == condition_id), None)
+    condition = next(c for c in report.plan.conditions if c.id == condition_id)
+    names = _values(system, "device_model")
+    counts = _values(system, "device_count")
+    devices = None
+    if names:
+        count = _joined(counts)
+        devices = f"{count}× {_joined(names)}" if count else _joined(names)
+    split = (
+        _joined(
+            [
+                f"{row.key}={v.value}"
+                for row in system.rows
+                if row.field == "flags"
+                and row.key
+                and any(word in row.key for word in SPLIT_FLAG_WORDS)
+                for v in row.values
+                if v.value is not None
+            ]
+        )
+        if system
+        else None
+    )
+    engine = _joined(
+        [
+            " ".join(str(p) for p in (e, b) if p)
+            for e in _values(system, "engine") or [None]
+            for b in _values(system, "engine_build") or [None]
+        ]
+    )
+    model = _joined(_values(system, "model"))
+    quantization = _joined(_values(system, "quantization"))
+    temperature = _joined([f"{float(v):g}" for v in _values(system, "sampling_temperature")])
+    return Setup(
+        engine=engine,
+        model=f"{model} · {quantization}" if model and quantization else model or quantization,
+        devices=devices,
+        split=split,
+        interconnect=_joined(_values(system, "interconnect")),
+        temperature=temperature,
+        draft=condition.speculative.label,
+    )
+
+
+def measured_rows(report: Report) -> list[MeasuredRow]:
+    """The campaign's rows: one per headline comparison, else one per condition × input
+    it measured."""
+    summary = {(r["condition_id"], r["input_id"]): r for r in report.summary.to_dict("records")}
+    latency = report.latency
+    ttft_rows = {
+        (r["condition_id"], r["input_id"]): r
+        for r in latency[latency["metric"] == "ttft_s"]
+        .astype(object)
+        .where(latency.notna(), None)
+        .to_dict("records")
+    }
+    memory = {o.condition_id: o.peak_memory_mib for o in report.condition_overview}
+    limit = report.plan.speculation_health.max_device_memory_mib
+    setups: dict[str, Setup] = {}
+
+    def row(condition_id: str, input_id: str, headline: HeadlineRow | None) -> MeasuredRow:
+        if condition_id not in setups:
+            setups[condition_id] = measured_setup(report, condition_id)
+        return MeasuredRow(
+            report=report,
+            input_id=input_id,
+            condition_id=condition_id,
+            headline=headline,
+            summary=summary[(condition_id, input_id)],
+            baseline_median=None
+            if headline is None
+            else _number(headline.baseline.get("gen_tps_median")),
+            setup=setups[condition_id],
+            ttft=ttft_rows.get((condition_id, input_id)),
+            peak_memory_mib=memory.get(condition_id),
+            memory_limit_mib=limit,
+        )
+
+    if report.headline:
+        return [row(h.comparison.treatment, h.comparison.input_id, h) for h in report.headline]
+    return [row(c, i, None) for (c, i) in summary]
+
+
+def imported_setup(report: ImportedReport, condition_id: str) -> Setup:
+    """How an imported condition ran, as its publisher declared it."""
+    d = report.registration.declaration
+    condition = next(c for c in d.conditions if c.id == condition_id)
+    devices = " + ".join(f"{device.count}× {device.name}" for device in d.hardware.devices)
+    engine = " ".join(p for p in (d.engine.name, d.engine.version, d.engine.build) if p)
+    temperature = d.sampling.temperature
+    return Setup(
+        engine=engine,
+        model=f"{d.model.name} · {d.model.quantization}",
+        devices=devices,
+        split=None,
+        interconnect=d.hardware.interconnect,
+        temperature=None if temperature is None else f"{temperature:g}",
+        draft=condition.speculative.label,
+    )
+
+
+def imported_rows(report: ImportedReport) -> list[ImportedOverviewRow]:
+    setups = {c: imported_setup(report, c) for c in report.condition_labels}
+    return [ImportedOverviewRow(report, row, setups[row.condition_id]) for row in report.rows]

@@ -1,0 +1,143 @@
+"""The home page's overview across campaigns and the site-wide polish of issue 22: every
+overview row is a claim carrying the caveats its rules require, comparisons show latency,
+acceptance and memory beside the rate, one percent style, memory in GiB with the declared
+headroom, seconds with two decimals, and no internal name on a page in either language."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sitegen.build import render_site
+from sitegen.pages.i18n import LANGUAGES, load_catalogs
+from sitegen.plan.models import ConditionSpec, SpeculationHealthSpec, SpeculativeSpec
+from sitegen.statistics.setups import SETUP_FIELDS
+from sitegen.validation.page_facts import read_page
+from sitegen.validation.rules import load_rules, registered_checks
+from tests.conftest import make_plan
+from tests.sitefixtures import PROJECT, hostile_plan, publishable_campaign, report_address
+
+HEADROOM_MIB = 81_920
+
+
+def _plan_with_headroom():
+    plan = hostile_plan()
+    return make_plan(
+        name="headroom",
+        inputs=plan.inputs,
+        conditions=[
+            ConditionSpec(id="off", context_capacity=512),
+            ConditionSpec(
+                id="on",
+                speculative=SpeculativeSpec(mode="ngram-simple", draft_max=4),
+                context_capacity=512,
+            ),
+        ],
+        speculation_health=SpeculationHealthSpec(max_device_memory_mib=HEADROOM_MIB),
+    )
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    data = tmp_path_factory.mktemp("overview") / "data"
+    first = publishable_campaign(data, _plan_with_headroom())
+    publishable_campaign(data, make_plan(name="second"))
+    rendered = render_site(data, PROJECT)
+    yield rendered, report_address(first.parent)
+    rendered.scratch.cleanup()
+
+
+def _page(site, path: str) -> str:
+    body = site[0].docs[path]
+    return body.decode("utf-8") if isinstance(body, bytes) else body.read_text()
+
+
+def _text(html: str) -> str:
+    return read_page(html).text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_overview_row_is_a_claim_with_its_caveats(site, lang):
+    html = _page(site, "index.md" if lang == "ja" else "index.en.md")
+    facts = read_page(html)
+    rows = [c for c in facts.claims if c.attrs.get("data-report")]
+    assert {c.attrs["data-report"] for c in rows} == {site[1], "second"}
+    required = {rule.id for rule in load_rules() if "speed-ratio" in rule.claims}
+    ratios = [c for c in rows if c.kind == "speed-ratio"]
+    assert ratios, [c.kind for c in rows]
+    for claim in ratios:
+        assert required <= facts.effective_caveats(claim), claim.attrs
+        assert claim.attrs["data-ci"] and claim.attrs["data-factor-only"] == "true"
+    # The home page loads the sorting script only (no other script for the table).
+    assert html.count('class="sg-sort"') == 13
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_memory_in_gib_with_the_declared_headroom(site, lang):
+    t = load_catalogs(PROJECT)[lang].t
+    headroom = t("beside.memory_limit", limit=f"{HEADROOM_MIB / 1024:,.2f}")
+    suffix = "" if lang == "ja" else ".en"
+    summary = _page(site, f"reports/{site[1]}/index{suffix}.md")
+    speed = _page(site, f"reports/{site[1]}/speed{suffix}.md")
+    assert headroom in summary and headroom in speed
+    for page in (summary, speed):
+        assert "MiB" not in _text(page) and "max_device_memory_mib" not in _text(page)
+    home = _page(site, f"index{suffix}.md")
+    assert t("overview.headroom", limit=f"{HEADROOM_MIB / 1024:,.2f}") in home
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_one_percent_style_and_two_decimals_for_seconds(site, lang):
+    suffix = "" if lang == "ja" else ".en"
+    for name, body in site[0].docs.items():
+        if not name.endswith(f"{suffix}.md") or (lang == "ja" and ".en." in name):
+            continue
+        text = _text(body.decode("utf-8") if isinstance(body, bytes) else body.read_text())
+        assert not re.search(r"\d %", text), (name, re.search(r".{30}\d %.{10}", text))
+    speed = _page(site, f"reports/{site[1]}/speed{suffix}.md")
+    start = speed.index('data-claim="latency-table"')
+    latency = speed[start : speed.index("</table>", start)]
+    assert not re.findall(r"\d\.\d{3}", latency)
+
+
+INTERNAL = re.compile(
+    r"\b(?:gen_tps|ttft_s|e2e_s|max_device_memory_mib|speculation_health|"
+    + "|".join(name for name in SETUP_FIELDS if "_" in name)
+    + r")\b"
+)
+"""Field ids and code names a reader should never see outside the data dictionary."""
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_internal_names_on_any_page(site, lang):
+    checks = {c.name for c in registered_checks()} - {"records_consistent"}
+    suffix = ".en.md" if lang == "en" else ".md"
+    pages = [n for n in site[0].docs if n.endswith(suffix) and (lang == "en" or ".en." not in n)]
+    assert len(pages) >= 8
+    for name in pages:
+        html = _page(site, name)
+        if name.split("/")[-1].startswith("data"):
+            # The data dictionary documents the record's fields by name (collapsed).
+            html = re.sub(r'<details class="sg-dictionary">.*?</details>', "", html, flags=re.S)
+        # Code spans are code (rule ids; the method page's note to report authors).
+        text = _text(re.sub(r"<code>.*?</code>", "", html, flags=re.S))
+        assert not INTERNAL.findall(text), (name, INTERNAL.findall(text)[:5])
+        assert not [c for c in checks if re.search(rf"\b{c}\b", text)], name
+
+
+def test_every_rule_claim_kind_has_a_name_in_both_languages():
+    catalogs = load_catalogs(PROJECT)
+    kinds = {kind for rule in load_rules() for kind in rule.claims}
+    for lang in LANGUAGES:
+        missing = [k for k in kinds if f"rules.claim.{k}" not in catalogs[lang].strings]
+        assert not missing, (lang, missing)
+
+
+def test_long_method_tables_are_collapsed_with_their_caveats_outside(site):
+    method = _page(site, f"reports/{site[1]}/method.en.md")
+    assert method.count('<details class="sg-system">') == 2
+    assert '<details class="sg-rules">' in method
+    facts = read_page(method)
+    (system,) = facts.claims_of("system-table")
+    assert {"C-HARDWARE", "C-CAPACITY"} <= facts.effective_caveats(system)
