@@ -284,10 +284,13 @@ def _render_inputs_digest(data_dir: Path, project_dir: Path, skip: Iterable[str]
 def rendering_once(render_site: Callable[..., Any]) -> Callable[..., Any]:
     """``render_site`` that renders given inputs once (see ``reusing_renders``)."""
 
-    def rendered_once(data_dir: Path, project_dir: Path, skip: Iterable[str] = ()) -> Any:
+    def rendered_once(
+        data_dir: Path, project_dir: Path, skip: Iterable[str] = (), signer: Any = None
+    ) -> Any:
         key = _render_inputs_digest(Path(data_dir), Path(project_dir), skip)
+        key += signer.fingerprint if signer is not None else ""
         if key not in _RENDERED:
-            _RENDERED[key] = render_site(data_dir, project_dir, skip)
+            _RENDERED[key] = render_site(data_dir, project_dir, skip, signer)
         return _RENDERED[key]
 
     return rendered_once

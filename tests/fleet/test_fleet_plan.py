@@ -234,7 +234,7 @@ def test_a_campaign_that_ended_early_makes_measure_exit_3(tmp_path, monkeypatch,
     path = _write(tmp_path, _fleet({"custom": {"x": 1}}, plans=("a",)), plans=("a",))
     entry = load_fleet(path).entries[0]
 
-    def lost_node(fleet, data_dir, address, progress):
+    def lost_node(fleet, data_dir, address, progress, signer):
         return [runner.FleetOutcome(entry, tmp_path / "a", 2, 12, None, "node lost (gone)")]
 
     monkeypatch.setattr(runner, "run_fleet", lost_node)

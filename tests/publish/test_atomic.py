@@ -226,8 +226,8 @@ def test_a_version_published_while_a_build_renders_is_kept(published, tmp_path, 
     site = _copy_site(published, tmp_path)
     render_site = sitegen.build.render_site
 
-    def render_while_another_build_publishes(data_dir, project_dir, skip=()):
-        rendered = render_site(data_dir, project_dir, skip)
+    def render_while_another_build_publishes(data_dir, project_dir, skip=(), signer=None):
+        rendered = render_site(data_dir, project_dir, skip, signer)
         monkeypatch.setattr(sitegen.build, "render_site", render_site)
         assert build_site(data_dir, site, PROJECT, version="v2-meanwhile").outcome == "published"
         return rendered
