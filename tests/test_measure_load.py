@@ -8,17 +8,20 @@ import json
 import time
 from collections.abc import Iterator
 
+import pandas as pd
 import pytest
 
 from sitegen.engine.base import GenerationRequest
 from sitegen.engine.fake import FakeEngine
 from sitegen.measure import run_campaign
+from sitegen.pages.downloads import make_downloads
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id
 from sitegen.plan.models import ConditionSpec, InputSpec
 from sitegen.records.campaign import read_campaign
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 from sitegen.records.verify import verify_campaign
+from sitegen.statistics.load import LOAD_COLUMNS
 from sitegen.statistics.report import make_report
 from sitegen.validation import validate_campaigns
 from tests.conftest import break_the_sixth_append, make_plan
@@ -104,6 +107,12 @@ def test_requests_are_sent_on_schedule_without_waiting_for_completions(tmp_path)
     # The closed-loop statistics hold the repetition only.
     assert report.summary["n"].tolist() == [1]
     assert report.excluded["planned"] == 1 and report.excluded["measured"] == 1
+    files = {f.name: f for f in make_downloads(report, tmp_path / "downloads")}
+    assert {"load.csv", "load.parquet"} <= set(files)
+    table = pd.read_parquet(tmp_path / "downloads" / "load.parquet")
+    assert list(table.columns) == list(LOAD_COLUMNS) and table["slo_met"].tolist() == [6]
+    trials = pd.read_csv(tmp_path / "downloads" / "trials.csv")
+    assert trials["load_sent_s"].notna().sum() == 6
 
 
 def test_a_run_killed_while_writing_resumes_without_loss_or_duplicates(tmp_path, monkeypatch):
