@@ -176,9 +176,13 @@ def trial_summary(plan: Plan) -> list[str]:
     ]
     for condition in plan.conditions:
         mine = [t for t in trials if t.condition_id == condition.id]
-        measured = Counter(t.input_id for t in mine if t.role == "measured")
+        measured = Counter(t.input_id for t in mine if t.role == "measured" and t.load_rate is None)
         parts = [f"{sum(t.role == 'warmup' for t in mine)} warm-up(s)"]
         parts += [f"{spec.id} ×{measured[spec.id]}" for spec in plan.inputs]
+        sent = [t for t in mine if t.load_rate is not None]
+        if sent:
+            rates = len({t.load_rate for t in sent})
+            parts.append(f"{len(sent)} open-loop request(s) at {rates} rate(s)")
         answers = sum(n for item_id, n in measured.items() if items[item_id].kind != "speed")
         if answers:
             parts.append(f"{answers} quality answer(s)")

@@ -14,7 +14,7 @@ from sitegen.engine.base import EngineDescription
 from sitegen.engine.memory import cpu_name
 from sitegen.engine.nvml import nvml_cuda_version
 from sitegen.measure.requests import MeasuredRound, Outcome
-from sitegen.plan.expand import TrialSpec
+from sitegen.plan.expand import TrialSpec, rate_label
 from sitegen.plan.items import PlanItem
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records.metrics import compute_metrics
@@ -24,6 +24,7 @@ from sitegen.records.models import (
     DeviceTelemetry,
     EngineInfo,
     HostInfo,
+    LoadInfo,
     ModelInfo,
     NodeInfo,
     Provenance,
@@ -59,6 +60,7 @@ class TrialRecorder:
         round_info: RoundInfo | None = None,
         peaks: list[DeviceMemory] = (),
         telemetry: list[DeviceTelemetry] = (),
+        load_of: Callable[[TrialSpec], LoadInfo | None] = lambda _: None,
     ) -> list[tuple[TrialRecord, bool]]:
         """Each recorded trial's record, with whether its engine failed as a whole.
         ``description``: the engine of the round's condition as it was last loaded
@@ -74,6 +76,7 @@ class TrialRecorder:
                     round_info,
                     peaks,
                     telemetry,
+                    load_of(trial),
                 ),
                 outcome_of(trial).engine_failed,
             )
@@ -90,6 +93,7 @@ class TrialRecorder:
         round_info: RoundInfo | None,
         peaks: list[DeviceMemory],
         telemetry: list[DeviceTelemetry],
+        load: LoadInfo | None = None,
     ) -> TrialRecord:
         condition = self.conditions[trial.condition_id]
         spec = self.items[trial.input_id]
@@ -136,6 +140,7 @@ class TrialRecorder:
             telemetry=list(telemetry) if end is not None else [],
             round=round_info,
             engine_context_per_slot=description.context_per_slot if description else None,
+            load=load,
         )
 
     def _gpu_runtime(self, devices: list[DeviceInfo]) -> str | None:
@@ -199,6 +204,45 @@ def round_info(
         generated_tokens=tokens,
         aggregate_tps=round(tokens / wall, 4) if wall > 0 else None,
     )
+
+
+def load_info(
+    plan: Plan, members: list[TrialSpec], measured: MeasuredRound | None, started_at: str
+) -> Callable[[TrialSpec], LoadInfo | None]:
+    """Each request's ``LoadInfo`` in a load run: its schedule, its actual send and the
+    run's shared figures (``measured`` ``None``: the run sent nothing). ``None`` for
+    trials of closed rounds."""
+    first = members[0]
+    rate = first.load_rate
+    if plan.load is None or rate is None:
+        return lambda _: None
+    profile = plan.load.profile
+    outcomes = measured.outcomes if measured else []
+    sent = {
+        t.trial_id: o.t0 - measured.started
+        for t, o in zip(members, outcomes, strict=False)
+        if measured and o.t0 is not None
+    }
+    completed = sum(o.end is not None and not o.end.error and not o.failure for o in outcomes)
+    tokens = sum(o.end.generated_tokens or 0 for o in outcomes if o.end is not None)
+    run_id = f"{first.condition_id}/{first.input_id}/load-{rate_label(rate)}@{started_at}"
+
+    def info(trial: TrialSpec) -> LoadInfo:
+        offset = sent.get(trial.trial_id)
+        return LoadInfo(
+            profile=profile,
+            offered_rate=rate,
+            request_index=trial.user,
+            scheduled_s=trial.scheduled_s or 0.0,
+            sent_s=round(max(offset, 0.0), 6) if offset is not None else None,
+            run_id=run_id,
+            run_requests=len(members),
+            run_wall_s=round(measured.wall_s, 6) if measured else 0.0,
+            run_completed=completed,
+            run_generated_tokens=tokens,
+        )
+
+    return info
 
 
 def _length_miss(target: int | None, end: StreamEnd, plan: Plan) -> str | None:

@@ -3,7 +3,9 @@ are sampled, and keeping what each request streamed."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -42,6 +44,8 @@ class MeasuredRound:
     peaks: list[DeviceMemory]
     telemetry: TelemetrySampler
     cpu_time: list[DeviceTelemetry]
+    started: float = 0.0
+    """Monotonic time the round (a load run: its schedule) started."""
 
 
 def generation_requests(
@@ -83,7 +87,61 @@ def measure_round(
                 outcomes = list(users.map(lambda r: send_request(engine, r), requests))
         wall = time.monotonic() - started
     return MeasuredRound(
-        outcomes, wall, memory.peaks(), telemetry, [clock.summary() for clock in cpu_clocks]
+        outcomes,
+        wall,
+        memory.peaks(),
+        telemetry,
+        [clock.summary() for clock in cpu_clocks],
+        started,
+    )
+
+
+def measure_load_run(
+    engine: Engine,
+    requests: list[GenerationRequest],
+    offsets: Sequence[float],
+    interval_s: float,
+) -> MeasuredRound:
+    """Send each request at its scheduled offset after the run's start, open loop: a
+    dispatcher sleeps until each request's time and hands it to a thread of its own, never
+    waiting for an earlier request to end; the run ends when every request has ended.
+    Memory, telemetry and CPU time are sampled over the whole run."""
+    probes = engine.memory_probes()
+    memory = PeakMemorySampler(probes)
+    telemetry, cpu_clocks = telemetry_for(probes, interval_s)
+    outcomes: list[Outcome | None] = [None] * len(requests)
+
+    def send(index: int, request: GenerationRequest) -> None:
+        outcomes[index] = send_request(engine, request)
+
+    with memory, telemetry, ExitStack() as cpu:
+        for clock in cpu_clocks:
+            cpu.enter_context(clock)
+        threads: list[threading.Thread] = []
+        started = time.monotonic()
+        for index, (offset, request) in enumerate(zip(offsets, requests, strict=True)):
+            delay = started + offset - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            thread = threading.Thread(
+                target=send, args=(index, request), name=f"load-{index}", daemon=True
+            )
+            thread.start()
+            threads.append(thread)
+        for thread in threads:
+            thread.join()
+        wall = time.monotonic() - started
+    done = [
+        o if o is not None else Outcome(prompt=r.prompt, failure="request thread died")
+        for o, r in zip(outcomes, requests, strict=True)
+    ]
+    return MeasuredRound(
+        done,
+        wall,
+        memory.peaks(),
+        telemetry,
+        [clock.summary() for clock in cpu_clocks],
+        started,
     )
 
 

@@ -10,8 +10,13 @@ from datetime import UTC, datetime
 from sitegen.engine.base import Engine
 from sitegen.engine.options import ServerOptions, parse_engine_options
 from sitegen.errors import SitegenError, StorageError
-from sitegen.measure.records import TrialRecorder, round_info
-from sitegen.measure.requests import Outcome, generation_requests, measure_round
+from sitegen.measure.records import TrialRecorder, load_info, round_info
+from sitegen.measure.requests import (
+    Outcome,
+    generation_requests,
+    measure_load_run,
+    measure_round,
+)
 from sitegen.plan.expand import TrialSpec
 from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.models import ConditionSpec, Plan
@@ -68,20 +73,26 @@ class RoundRunner:
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         recorded = [t for t in members if t.trial_id in attempts]
         description = self.descriptions.get(condition.id)
+        unsent = load_info(self.plan, members, None, started_at)
         if isinstance(engine, str):
             outcome = Outcome(prompt=spec.text, failure=engine, engine_failed=True)
             return self.recorder.records(
-                recorded, attempts, started_at, description, lambda _: outcome
+                recorded, attempts, started_at, description, lambda _: outcome, load_of=unsent
             )
         try:
             prompt = self._fit_prompt(engine, spec)
         except SitegenError as exc:
             outcome = Outcome(prompt=spec.text, failure=f"input length: {exc}")
             return self.recorder.records(
-                recorded, attempts, started_at, description, lambda _: outcome
+                recorded, attempts, started_at, description, lambda _: outcome, load_of=unsent
             )
         requests = generation_requests(self.plan, condition, spec, prompt, members)
-        measured = measure_round(engine, requests, self.plan.telemetry.interval_s)
+        interval = self.plan.telemetry.interval_s
+        if first.load_rate is not None:
+            offsets = [t.scheduled_s or 0.0 for t in members]
+            measured = measure_load_run(engine, requests, offsets, interval)
+        else:
+            measured = measure_round(engine, requests, interval)
         samples = measured.telemetry.raw_samples()
         if samples:
             self._log_samples([t.trial_id for t in recorded], samples)
@@ -92,9 +103,10 @@ class RoundRunner:
             started_at,
             description,
             lambda trial: by_id[trial.trial_id],
-            round_info(members, measured, started_at),
+            None if first.load_rate is not None else round_info(members, measured, started_at),
             measured.peaks,
             measured.telemetry.summaries() + measured.cpu_time,
+            load_info(self.plan, members, measured, started_at),
         )
 
     def engine_for(self, condition: ConditionSpec) -> Engine | str:

@@ -6,31 +6,32 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from sitegen.plan.expand import TrialSpec
+from sitegen.plan.expand import RoundKey, TrialSpec
 from sitegen.plan.models import Plan
 from sitegen.records.store import LatestAttempt
 
 RESUME_WARMUP = "resume-warmup"
 
 
-def planned_rounds(planned: list[TrialSpec]) -> dict[tuple[str, str, str, int], list[TrialSpec]]:
-    """Every concurrent round of the plan with all its users (rounds of one request are
-    not listed)."""
-    rounds: dict[tuple[str, str, str, int], list[TrialSpec]] = {}
+def planned_rounds(planned: list[TrialSpec]) -> dict[RoundKey, list[TrialSpec]]:
+    """Every concurrent round and load run of the plan with all its requests (rounds of
+    one request are not listed)."""
+    rounds: dict[RoundKey, list[TrialSpec]] = {}
     for trial in planned:
-        if trial.concurrency > 1:
+        if trial.runs_together:
             rounds.setdefault(trial.round_key, []).append(trial)
     return rounds
 
 
 def group_rounds(queue: list[TrialSpec]) -> Iterator[tuple[int, list[TrialSpec]]]:
     """The queue as units that run together: each trial alone, or the queued users of one
-    concurrent round; with the queue position of each unit's first trial."""
+    concurrent round or the queued requests of one load run; with the queue position of
+    each unit's first trial."""
     position = 0
     while position < len(queue):
         trial = queue[position]
         unit = [trial]
-        if trial.concurrency > 1:
+        if trial.runs_together:
             while (
                 position + len(unit) < len(queue)
                 and queue[position + len(unit)].round_key == trial.round_key
@@ -71,6 +72,8 @@ def with_resume_warmups(plan: Plan, pending: list[TrialSpec], done: set[str]) ->
                         seed=plan.sampling.seed_base + k,
                         user=0,
                         concurrency=1,
+                        load_rate=None,
+                        scheduled_s=None,
                     )
                     for k in range(plan.warmups)
                 )

@@ -22,7 +22,7 @@ from sitegen.measure.rounds import (
     planned_rounds,
     with_resume_warmups,
 )
-from sitegen.plan.expand import TrialSpec, expand_trials
+from sitegen.plan.expand import RoundKey, TrialSpec, expand_trials
 from sitegen.plan.models import Plan
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.records.models import NodeInfo, TrialRecord
@@ -140,8 +140,8 @@ class _CampaignRun:
     """Planned trials never recorded or whose latest attempt failed."""
     queue: list[TrialSpec]
     """The pending trials with the resume warm-ups, in run order."""
-    rounds: dict[tuple[str, str, str, int], list[TrialSpec]]
-    """Every concurrent round of the plan with all its users."""
+    rounds: dict[RoundKey, list[TrialSpec]]
+    """Every concurrent round and load run of the plan with all its requests."""
     pending_ids: set[str] = field(init=False)
     """The ids of ``pending``: their records count as written (resume warm-ups' do not)."""
     last_positions: dict[str, int] = field(init=False)
@@ -175,8 +175,9 @@ class _CampaignRun:
         return any(stop.condition_id == condition_id for stop in self.stopped)
 
     def members(self, needed: list[TrialSpec]) -> list[TrialSpec]:
-        """Who runs with ``needed``. A round runs all its users even when only some still
-        need a record, so its requests always compete as the plan says."""
+        """Who runs with ``needed``. A round runs all its users (a load run all its
+        requests, on its whole schedule) even when only some still need a record, so its
+        requests always compete as the plan says."""
         return self.rounds.get(needed[0].round_key, needed)
 
     def attempts(self, needed: list[TrialSpec]) -> dict[str, int]:

@@ -286,3 +286,58 @@ def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
         axis_title(catalog, "per_user_tps"),
         rangemode="tozero",
     )
+
+
+def load_chart(
+    lines: list[dict],
+    y_title: str,
+    catalog: Catalog,
+    saturation: list[dict] = (),
+    diagonal: list[float] | None = None,
+) -> dict:
+    """A figure against the offered rate (requests/s): one line per series (``{"name",
+    "x", "y", "dash", "color"}``; a missing value is no point), each saturation point as a
+    large open marker (``{"name", "x", "y"}``), and with ``diagonal`` (the offered rates)
+    the dashed line where the achieved rate equals the offered one."""
+    traces: list[dict] = []
+    if diagonal:
+        traces.append(
+            _scatter(
+                x=list(diagonal),
+                y=list(diagonal),
+                mode="lines",
+                name=catalog.t("chart.load_offered_line"),
+                line={"color": "#888", "dash": "dash", "width": 1},
+                hoverinfo="skip",
+            )
+        )
+    for line in lines:
+        traces.append(
+            _scatter(
+                x=line["x"],
+                y=[None if v is None or pd.isna(v) else round(float(v), 4) for v in line["y"]],
+                mode="lines+markers",
+                name=line["name"],
+                line={"color": line["color"], "width": 2, "dash": line.get("dash", "solid")},
+                marker={"color": line["color"], "size": 8},
+                hovertemplate=f"{line['name']}<br>%{{x}} → %{{y:.2f}}<extra></extra>",
+            )
+        )
+    if saturation:
+        traces.append(
+            _scatter(
+                x=[point["x"] for point in saturation],
+                y=[point["y"] for point in saturation],
+                text=[point["name"] for point in saturation],
+                mode="markers",
+                name=catalog.t("chart.load_saturation"),
+                marker={
+                    "symbol": "circle-open",
+                    "size": 22,
+                    "color": "#c44e52",
+                    "line": {"width": 3},
+                },
+                hovertemplate=f"{catalog.t('chart.load_saturation')}<br>%{{text}}<extra></extra>",
+            )
+        )
+    return _layout(traces, catalog.t("chart.load_offered"), y_title, rangemode="tozero")

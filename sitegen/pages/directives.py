@@ -24,7 +24,15 @@ from markupsafe import Markup, escape
 
 from sitegen.engine.registry import PREFILL_SOURCES
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.charts import axis_title, cdf_chart, pareto_chart, sweep_chart, trials_chart
+from sitegen.pages.charts import (
+    PALETTE,
+    axis_title,
+    cdf_chart,
+    load_chart,
+    pareto_chart,
+    sweep_chart,
+    trials_chart,
+)
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
 from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
@@ -37,6 +45,7 @@ from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
+from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL, slo_key
 from sitegen.statistics.overview import imported_rows, measured_rows
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
@@ -671,6 +680,126 @@ class Directives:
             metric=metric,
             spec=Markup(script_json(spec)) if series else None,
         )
+
+    def load_results(self) -> Markup:
+        """Open-loop request-rate load (plans with ``load.profile`` ``constant`` or
+        ``poisson``): achieved throughput (requests/s, output tokens/s), goodput and
+        latency (median and P95 of TTFT and end-to-end) against the offered rate, each
+        condition and input's saturation point marked, and the table of every figure;
+        with the definitions (C-LOAD). A campaign without load runs says so."""
+        report = self._require_report()
+        table = report.load
+        rows = table.astype(object).where(table.notna(), None).to_dict("records")
+        plan = report.plan
+        charts: list[tuple[str, Markup, str]] = []
+        if rows:
+            charts = [
+                (name, Markup(script_json(spec)), caption)
+                for name, spec, caption in self._load_charts(report, rows)
+            ]
+        return self._render(
+            "load.html",
+            report=report,
+            rows=rows,
+            charts=charts,
+            load=plan.load if plan.load is not None and plan.load.open_loop else None,
+            slo=plan.slo,
+            slo_key=slo_key(plan.slo),
+            targets=self._slo_targets(report),
+            saturation=report.saturation,
+            shortfall=SATURATION_SHORTFALL * 100,
+            factor=SATURATION_LATENCY_FACTOR,
+            minimum=MIN_VALUES,
+        )
+
+    def _slo_targets(self, report: Report) -> str:
+        """The declared targets as a reader reads them (``TTFT ≤ 1.00 s, …``)."""
+        slo = report.plan.slo
+        if slo is None:
+            return ""
+        separator = "、" if self.catalog.lang == "ja" else ", "
+        declared = [
+            ("ttft", slo.ttft_p95_s, 2),
+            ("itl", slo.itl_p99_ms, 1),
+            ("e2e", slo.e2e_p95_s, 2),
+        ]
+        return separator.join(
+            self.catalog.t(f"load.target.{name}", value=format_number(value, digits))
+            for name, value, digits in declared
+            if value is not None
+        )
+
+    def _load_charts(self, report: Report, rows: list[dict]) -> list[tuple[str, dict, str]]:
+        """The load section's charts: completed requests/s (with goodput), output tokens/s
+        and latency, against the offered rate."""
+        t = self.catalog.t
+        series: dict[tuple[str, str], list[dict]] = {}
+        for row in rows:
+            series.setdefault((row["condition_id"], row["input_id"]), []).append(row)
+        throughput: list[dict] = []
+        tokens: list[dict] = []
+        latency: list[dict] = []
+        marks: dict[str, list[dict]] = {"throughput": [], "tokens": [], "latency": []}
+        for index, ((condition_id, input_id), mine) in enumerate(series.items()):
+            color = PALETTE[index % len(PALETTE)]
+            name = f"{report.condition_labels[condition_id]} · {input_id}"
+            x = [row["offered_rate"] for row in mine]
+
+            def line(
+                column: str, label: str, dash: str = "solid", rows=mine, x=x, name=name, color=color
+            ) -> dict:
+                return {
+                    "name": f"{name} · {label}",
+                    "x": x,
+                    "y": [row[column] for row in rows],
+                    "dash": dash,
+                    "color": color,
+                }
+
+            throughput.append(line("throughput_rps", t("chart.load_achieved")))
+            if report.plan.slo is not None:
+                throughput.append(line("goodput_rps", t("chart.load_goodput"), "dot"))
+            tokens.append(line("output_tps", t("chart.load_achieved")))
+            latency.append(line("ttft_median_s", t("chart.load_ttft_median")))
+            latency.append(line("e2e_median_s", t("chart.load_e2e_median"), "dash"))
+            if any(row["e2e_p95_s"] is not None for row in mine):
+                latency.append(line("ttft_p95_s", t("chart.load_ttft_p95"), "dot"))
+                latency.append(line("e2e_p95_s", t("chart.load_e2e_p95"), "dashdot"))
+            for row in mine:
+                if row["saturation_point"]:
+                    for kind, column in (
+                        ("throughput", "throughput_rps"),
+                        ("tokens", "output_tps"),
+                        ("latency", "e2e_median_s"),
+                    ):
+                        if row[column] is not None:
+                            marks[kind].append(
+                                {"name": name, "x": row["offered_rate"], "y": row[column]}
+                            )
+        rates = sorted({row["offered_rate"] for row in rows})
+        return [
+            (
+                "throughput",
+                load_chart(
+                    throughput,
+                    t("chart.load_throughput"),
+                    self.catalog,
+                    marks["throughput"],
+                    diagonal=rates,
+                ),
+                t("chart.load_throughput_caption"),
+            ),
+            (
+                "tokens",
+                load_chart(tokens, t("chart.load_output_tps"), self.catalog, marks["tokens"]),
+                t("chart.load_tokens_caption"),
+            ),
+            (
+                "latency",
+                load_chart(latency, t("chart.load_latency"), self.catalog, marks["latency"]),
+                t("chart.load_latency_caption"),
+            ),
+        ]
 
     def system_table(self) -> Markup:
         """Per condition: devices, driver, runtime, interconnect, CPU, engine, model files

@@ -250,6 +250,7 @@ def make_downloads(
         ("trials", report.trials),
         ("speed_summary", report.summary),
         ("latency_percentiles", report.latency),
+        *((("load", report.load),) if len(report.load) else ()),
         ("memory", report.memory_trials),
         ("telemetry", report.telemetry_trials),
         ("system", report.system_table),

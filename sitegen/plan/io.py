@@ -83,6 +83,8 @@ def canonical_plan_json(plan: Plan) -> str:
     # does not use them keeps its hash, and so its campaign, across sitegen versions.
     _drop_if_unset(data, "round_order")
     _drop_if_unset(data["model"], "remote_unhashable", unset=False)
+    _drop_if_unset(data, "load")
+    _drop_if_unset(data, "slo")
     for key, default in (
         ("dispersion", DispersionSpec()),
         ("telemetry", TelemetrySpec()),

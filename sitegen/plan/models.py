@@ -254,6 +254,87 @@ class ExamplesSpec(PlanModel):
     shown beside the examples."""
 
 
+MAX_LOAD_RATE = 10_000.0
+"""Highest offered rate (requests/s) a load profile may declare."""
+
+
+class LoadSpec(PlanModel):
+    """How requests arrive. ``concurrency``: closed rounds, each condition's
+    ``concurrency`` requests together and the next round once they all ended (the
+    default, today's rounds). ``constant`` and ``poisson``: an open-loop run per condition ×
+    speed input × rate, after the condition's repetitions: the requests are sent on an
+    arrival schedule computed before anything runs, each at its time whether or not the
+    earlier ones have ended."""
+
+    profile: Literal["concurrency", "constant", "poisson"] = "concurrency"
+    """``concurrency``: closed rounds (no ``rates``); ``constant``: one request every
+    1 ÷ rate seconds; ``poisson``: exponential gaps with mean 1 ÷ rate, drawn from ``seed``.
+    The first request of a run is sent at once (offset 0)."""
+    rates: list[float] = []
+    """Offered rates in requests per second, one open-loop run each (ascending order is
+    not required; pages sort them)."""
+    requests: int | None = Field(default=None, ge=1, le=100_000)
+    """Requests per run (give this or ``duration_s``)."""
+    duration_s: float | None = Field(default=None, gt=0, le=86_400)
+    """Length of each run's schedule instead of a count: every arrival before this many
+    seconds is sent (give this or ``requests``)."""
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    """Seed of the Poisson arrival times (Python's ``random.Random``, one generator per
+    rate), so every schedule is fixed when the plan is registered."""
+
+    @model_validator(mode="after")
+    def _profile_complete(self) -> LoadSpec:
+        if self.profile == "concurrency":
+            if self.rates or self.requests is not None or self.duration_s is not None:
+                raise ValueError(
+                    "load: the concurrency profile takes no rates, requests or duration_s "
+                    "(its rounds take their size from each condition's concurrency)"
+                )
+            return self
+        if not self.rates:
+            raise ValueError(f"load: the {self.profile} profile needs rates (requests/s)")
+        bad = [r for r in self.rates if not 0 < r <= MAX_LOAD_RATE]
+        if bad:
+            raise ValueError(
+                f"load.rates: {bad[0]:g} is not a rate above 0 and at most {MAX_LOAD_RATE:g} "
+                "requests/s"
+            )
+        if len(set(self.rates)) != len(self.rates):
+            raise ValueError("load.rates: each rate may appear once")
+        if (self.requests is None) == (self.duration_s is None):
+            raise ValueError("load: give requests (per run) or duration_s, one of them")
+        return self
+
+    @property
+    def open_loop(self) -> bool:
+        """Whether the plan sends requests on an arrival schedule (``constant``,
+        ``poisson``)."""
+        return self.profile != "concurrency"
+
+
+class SLOSpec(PlanModel):
+    """Latency targets of one request, declared before measuring: a request meets them
+    when its time to first token, its end-to-end time and its own 99th percentile of the
+    gaps between stream chunks are each at most the target. Goodput counts the requests
+    that met every declared target."""
+
+    ttft_p95_s: float | None = Field(default=None, gt=0, le=86_400)
+    """Time to first token target (seconds), each request's own TTFT ≤ it (named for the
+    95th percentile of requests it is usually quoted at; the page shows that too)."""
+    itl_p99_ms: float | None = Field(default=None, gt=0, le=86_400_000)
+    """Inter-chunk gap target (milliseconds): each request's own 99th percentile of the
+    gaps between its stream chunks ≤ it (a request with fewer than two chunks has no gap
+    and meets it)."""
+    e2e_p95_s: float | None = Field(default=None, gt=0, le=86_400)
+    """End-to-end target (seconds): each request's send → end ≤ it."""
+
+    @model_validator(mode="after")
+    def _some_target(self) -> SLOSpec:
+        if self.ttft_p95_s is None and self.itl_p99_ms is None and self.e2e_p95_s is None:
+            raise ValueError("slo: declare at least one target (ttft_p95_s, itl_p99_ms, e2e_p95_s)")
+        return self
+
+
 class Plan(PlanModel):
     """A measurement campaign, fixed before anything runs (pre-registration)."""
 
@@ -314,6 +395,11 @@ class Plan(PlanModel):
     examples: ExamplesSpec = ExamplesSpec()
     """The random draw of example answers (C-EXAMPLE); plans registered before it existed
     draw with the defaults."""
+    load: LoadSpec | None = None
+    """How requests arrive (``None``: closed rounds only, as ``profile: concurrency``);
+    ``constant`` or ``poisson`` adds open-loop runs at each declared rate."""
+    slo: SLOSpec | None = None
+    """Per-request latency targets for goodput (``None``: no goodput is computed)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -376,6 +462,17 @@ class Plan(PlanModel):
         requests = len(self.conditions) * (
             self.warmups + len(self.inputs) * self.repetitions * users
         )
+        if self.load is not None and self.load.open_loop:
+            from sitegen.plan.load import expected_requests  # the schedules, on demand
+
+            per_run = expected_requests(self.load)
+            if self.sampling.seed_base + per_run - 1 > MAX_SEED:
+                raise ValueError(
+                    f"a load run's largest request seed would be "
+                    f"{self.sampling.seed_base + per_run - 1:,}, above {MAX_SEED:,}: lower "
+                    "sampling.seed_base or the requests per run"
+                )
+            requests += len(self.conditions) * len(self.inputs) * len(self.load.rates) * per_run
         if self.quality is not None:
             from sitegen.quality.suites import TEMPLATES  # the suite generator, on demand
 
@@ -385,6 +482,18 @@ class Plan(PlanModel):
         if requests > MAX_PLANNED_REQUESTS:
             raise ValueError(
                 f"{requests:,} requests planned; a plan asks for at most {MAX_PLANNED_REQUESTS:,}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _load_has_inputs(self) -> Plan:
+        open_loop = self.load is not None and self.load.open_loop
+        if open_loop and not self.inputs:
+            raise ValueError("load: open-loop runs send the speed inputs; the plan has none")
+        if self.slo is not None and not open_loop:
+            raise ValueError(
+                "slo: goodput is counted per offered rate; declare load with a constant or "
+                "poisson profile"
             )
         return self
 

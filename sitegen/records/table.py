@@ -53,7 +53,7 @@ _REQUIRED_INTEGERS = (
 )
 """Integer columns every record has: plain ``int64`` (the others may be missing)."""
 
-_FLATTENED = {"sampling": "", "metrics": "", "round": "round_"}
+_FLATTENED = {"sampling": "", "metrics": "", "round": "round_", "load": "load_"}
 """Prefix of the columns of each nested model (``round.size`` → ``round_size``)."""
 
 
@@ -96,7 +96,7 @@ class RecordTable:
     rows: pd.DataFrame
     """One row per record (index 0…n-1, file order): every scalar field of the record
     flattened (``metrics.gen_tps`` → ``gen_tps``, ``sampling.seed`` → ``seed``,
-    ``round.size`` → ``round_size``), ``has_metrics``, ``provenance`` and ``speculative``
+    ``round.size`` → ``round_size``, ``load.sent_s`` → ``load_sent_s``), ``has_metrics``, ``provenance`` and ``speculative``
     (indices into the lists below), ``prompt_sha256`` (the prompt text's hash), the
     record's ``line`` number and byte ``offset`` in ``records.jsonl``, and ``canonical``:
     whether the line is exactly the record as sitegen writes it."""

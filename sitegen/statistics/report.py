@@ -25,6 +25,7 @@ from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleView, example_views
 from sitegen.statistics.health import HealthFinding, speculation_health
 from sitegen.statistics.latency import latency_percentiles
+from sitegen.statistics.load import SaturationPoint, load_table, saturation_points
 from sitegen.statistics.quality import NonInferiorityResult, post_hoc
 from sitegen.statistics.quality_records import QualitySummary, score_quality, summarize_quality
 from sitegen.statistics.setups import setup_records
@@ -44,6 +45,7 @@ from sitegen.statistics.system import (
 from sitegen.statistics.telemetry import telemetry_frame, telemetry_summary
 from sitegen.statistics.trials import (
     RunOrder,
+    closed_loop,
     enters_statistics,
     excluded_counts,
     observed_run_order,
@@ -222,6 +224,18 @@ class Report:
         """Percentiles of each latency metric per condition × speed input
         (``latency.latency_percentiles``; the ``latency_percentiles`` download)."""
         return latency_percentiles(self.usable_speed_trials, self.campaign.table.chunk_gaps)
+
+    @cached_property
+    def load(self) -> pd.DataFrame:
+        """Throughput, latency and goodput per condition × speed input × offered rate of
+        the plan's open-loop load runs (``load.load_table``; the ``load`` download); empty
+        without them."""
+        return load_table(self.plan, self.trials, self.campaign.table.chunk_gaps)
+
+    @cached_property
+    def saturation(self) -> list[SaturationPoint]:
+        """The saturation point of each condition × speed input under load."""
+        return saturation_points(self.load)
 
     @cached_property
     def condition_labels(self) -> dict[str, str]:
@@ -647,8 +661,10 @@ def make_report(campaign: Campaign) -> Report:
             usable_speed,
             health,
         ),
+        # Load runs count on their own (the load section): planned, recorded, failed.
         excluded=excluded_counts(
-            frame, (t.trial_id for t in iter_trials(plan) if t.role == "measured")
+            frame[closed_loop(frame)],
+            (t.trial_id for t in iter_trials(plan) if t.role == "measured" and t.load_rate is None),
         ),
         quality=summarize_quality(
             plan, score_quality(plan, items, campaign.rows, campaign.iter_texts)

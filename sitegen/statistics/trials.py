@@ -61,6 +61,16 @@ TRIALS_COLUMNS = (
     "engine",
     "started_at",
     "acceptance",
+    "load_profile",
+    "load_offered_rate",
+    "load_request_index",
+    "load_scheduled_s",
+    "load_sent_s",
+    "load_run_id",
+    "load_run_requests",
+    "load_run_wall_s",
+    "load_run_completed",
+    "load_run_generated_tokens",
 )
 """The trials table's columns as published (``trials.csv``), in order."""
 
@@ -138,9 +148,19 @@ def trial_acceptance(frame: pd.DataFrame) -> pd.Series:
 
 def enters_statistics(rows: pd.DataFrame) -> pd.Series:
     """The one definition of a trial that enters the statistics, per row of a records or
-    trials table: a measured trial whose request succeeded. Warm-ups and failed attempts
-    are kept as records and counted on the pages (C-EXCLUDED), never summarized."""
-    return (rows["role"] == USABLE_ROLE) & (rows["status"] == USABLE_STATUS)
+    trials table: a measured trial whose request succeeded, sent alone or in a closed
+    round. Warm-ups and failed attempts are kept as records and counted on the pages
+    (C-EXCLUDED), never summarized; requests of open-loop load runs compete with a varying
+    number of others, so they are summarized per offered rate only (``statistics.load``)."""
+    entering = (rows["role"] == USABLE_ROLE) & (rows["status"] == USABLE_STATUS)
+    return entering & closed_loop(rows)
+
+
+def closed_loop(rows: pd.DataFrame) -> pd.Series:
+    """Per row: not a request of an open-loop load run."""
+    if "load_profile" not in rows:
+        return pd.Series(True, index=rows.index)
+    return rows["load_profile"].isna()
 
 
 def usable(frame: pd.DataFrame) -> pd.DataFrame:
@@ -175,7 +195,9 @@ def observed_run_order(rows: pd.DataFrame) -> RunOrder:
     planned): ``sequential`` when each condition's measured trials ran as one block,
     ``interleaved`` when conditions alternated (no condition ran more than twice in a
     row, as in off/on pairs whose leading condition swaps), ``mixed`` otherwise."""
-    measured = rows.loc[rows["role"] == "measured", ["condition_id", "order_index"]]
+    measured = rows.loc[
+        (rows["role"] == "measured") & closed_loop(rows), ["condition_id", "order_index"]
+    ]
     measured = measured.sort_values("order_index", kind="stable")
     sequence = list(measured["condition_id"])
     runs = [len(list(group)) for _, group in groupby(sequence)]

@@ -22,6 +22,7 @@ from sitegen.records.layout import RECORDS_FILE
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.latency import MIN_VALUES
+from sitegen.statistics.load import slo_key
 from sitegen.statistics.trials import enters_statistics
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
@@ -598,6 +599,27 @@ def _percentiles_from_enough_values(path: str, facts: PageFacts) -> list[Issue]:
                     f"the {needed or '?'} it needs",
                 )
             )
+    return issues
+
+
+@check("C-LOAD", "report")
+def _goodput_against_declared_targets(
+    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+) -> list[Issue]:
+    declared = slo_key(report.plan.slo)
+    issues = []
+    for name, facts in pages.items():
+        for claim in facts.claims_of("goodput"):
+            shown = claim.attrs.get("data-slo", "")
+            if not declared or shown != declared:
+                issues.append(
+                    violation(
+                        "C-LOAD",
+                        f"{paths[name]} (claim 'goodput')",
+                        f"goodput against targets '{shown}', the plan declares "
+                        f"'{declared or 'none'}' (slo)",
+                    )
+                )
     return issues
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from sitegen.pages.charts import pareto_chart, sweep_chart, trials_chart
+from sitegen.pages.charts import load_chart, pareto_chart, sweep_chart, trials_chart
 from sitegen.pages.i18n import load_catalogs
 
 
@@ -71,3 +71,31 @@ def test_the_pareto_chart_dashes_the_front_and_a_missing_value_is_null(catalog):
     spec = _valid(pareto_chart(lines, {"x": [10.0], "y": [10.0]}, catalog))
     assert spec["data"][0]["y"] == [10.0, None]
     assert spec["data"][-1]["line"]["dash"] == "dash"
+
+
+def test_the_load_chart_draws_the_diagonal_and_rings_the_saturation_point(catalog):
+    lines = [
+        {
+            "name": "off · a",
+            "x": [1.0, 2.0, 4.0],
+            "y": [1.0, np.float64(1.9), None],
+            "color": "#4c72b0",
+        },
+        {
+            "name": "off · a · goodput",
+            "x": [1.0, 2.0, 4.0],
+            "y": [1.0, 1.5, np.nan],
+            "color": "#4c72b0",
+            "dash": "dot",
+        },
+    ]
+    spec = _valid(
+        load_chart(
+            lines, "req/s", catalog, [{"name": "off · a", "x": 4.0, "y": 2.2}], [1.0, 2.0, 4.0]
+        )
+    )
+    diagonal, achieved, goodput, ring = spec["data"]
+    assert diagonal["x"] == diagonal["y"] == [1.0, 2.0, 4.0]
+    assert achieved["y"] == [1.0, 1.9, None] and goodput["y"][2] is None
+    assert goodput["line"]["dash"] == "dot" and ring["marker"]["symbol"] == "circle-open"
+    assert spec["layout"]["xaxis"]["title"]["text"] == catalog.t("chart.load_offered")

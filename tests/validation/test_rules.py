@@ -44,12 +44,16 @@ def rule_ids(error: DataError) -> set[str]:
     return {issue.rule for issue in error.issues}
 
 
+LOAD = {"profile": "poisson", "rates": [40.0, 80.0], "requests": 3, "seed": 1}
+"""The speed campaign's open-loop load runs (short: the fake engine answers at once)."""
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory):
-    """Speed and quality campaigns with a threshold claim, a curated example and a
-    post-hoc analysis, all valid."""
+    """Speed and quality campaigns with a threshold claim, a curated example, a
+    post-hoc analysis and load runs with latency targets, all valid."""
     data = tmp_path_factory.mktemp("rules") / "data"
-    speed = publishable(data, make_plan())
+    speed = publishable(data, make_plan(load=LOAD, slo={"ttft_p95_s": 5.0, "e2e_p95_s": 9.0}))
     annotate(
         speed,
         review="automated",
@@ -198,6 +202,7 @@ FAILING_CASES = {
     "C-IMPORTED": PageEdit(
         "index.md", 'data-caveat="C-IMPORTED"', 'data-caveat="C-NONE"', imported=True
     ),
+    "C-LOAD": PageEdit("speed.md", 'data-caveat="C-LOAD"', ""),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
 
@@ -241,6 +246,21 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
     assert rule in rule_ids(caught.value)
     if isinstance(case, RecordEdit):
         assert case.field in str(caught.value)
+
+
+def test_goodput_must_name_the_declared_targets(checked):
+    """C-LOAD: goodput against other targets than the plan's slo is refused."""
+    path = _page(checked, quality=False, page="speed.md")
+    html = checked.docs[path].decode()
+    assert 'data-claim="goodput" data-slo="ttft_p95_s=5 e2e_p95_s=9"' in html
+    broken = dict(checked.docs)
+    broken[path] = html.replace(
+        'data-claim="goodput" data-slo="ttft_p95_s=5 e2e_p95_s=9"',
+        'data-claim="goodput" data-slo="ttft_p95_s=50"',
+        1,
+    ).encode()
+    found = check_rendered(broken, checked.reports, imported=checked.imported)
+    assert [i.rule for i in found] == ["C-LOAD"] and "the plan declares" in found[0].message
 
 
 def test_c_length_reproduces_the_004_confound(tmp_path):
