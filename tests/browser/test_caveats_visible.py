@@ -76,7 +76,13 @@ def caveat_problems(browser, base_url: str, root: Path, pages: list[Path]) -> tu
     problems, seen = [], 0
     with browser.new_page(viewport=(1280, 900)) as page:
         for path in pages:
-            url = base_url + path.parent.relative_to(root).as_posix() + "/"
+            # A page's directory URL; another file (404.html) at its own address.
+            relative = path.relative_to(root)
+            url = base_url + (
+                relative.parent.as_posix() + "/"
+                if path.name == "index.html"
+                else relative.as_posix()
+            )
             page.goto(url)
             found = page.evaluate(VISIBILITY)
             in_html = len(CAVEAT_MARKER.findall(path.read_text(encoding="utf-8")))
