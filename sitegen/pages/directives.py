@@ -859,6 +859,10 @@ class Directives:
         """Whether the report has speed inputs (content can branch on it)."""
         return bool(self._require_report().plan.inputs)
 
+    def report_has_load(self) -> bool:
+        """Whether the report has open-loop load runs (content can branch on it)."""
+        return not self._require_report().load.empty
+
     def report_has_quality(self) -> bool:
         return self._require_report().quality is not None
 
