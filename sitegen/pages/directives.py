@@ -204,6 +204,7 @@ class Directives:
         quoted: list[Quote] | None = None,
         imported: ImportedReport | None = None,
         imported_reports: list[ImportedReport] = (),
+        page: str = "",
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -220,6 +221,8 @@ class Directives:
         """The pages the report has, in navigation order (links only to these)."""
         self.sources = sources or {}
         """The sources ``literal`` may cite (``content/sources.yaml``)."""
+        self.page = page
+        """The report page being rendered (``index``, ``speed`` …), for links between pages."""
         self.imported = imported
         """The imported campaign an imported report page shows."""
         self.imported_reports = list(imported_reports)
@@ -402,6 +405,8 @@ class Directives:
             spec_file=spec_file,
             rows=pages[0] if pages else [],
             table_files=table_files,
+            # Each trial's record on the data page, from the summary or a page beside it.
+            data_page="data/" if self.page == "index" else "../data/",
             row_count=len(rows),
             page_rows=TABLE_PAGE_ROWS,
         )

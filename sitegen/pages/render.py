@@ -177,6 +177,7 @@ def render_docs(
                     report_pages=report_pages(report),
                     sources=sources,
                     quoted=quoted,
+                    page=page,
                 )
                 text = render(f"{lang}/report/{page}.md", directives)
                 if text is not None:

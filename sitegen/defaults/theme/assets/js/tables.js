@@ -4,6 +4,7 @@
   "use strict";
   document.querySelectorAll(".sg-table-pages[data-pages]").forEach(function (root) {
     var base = root.getAttribute("data-base");
+    var records = root.getAttribute("data-records");
     var pages = root.getAttribute("data-pages").split(" ");
     var body = root.querySelector("tbody");
     function cell(tag, text, className) {
@@ -20,7 +21,7 @@
           rows.forEach(function (row) {
             var tr = document.createElement("tr");
             var link = document.createElement("a");
-            link.href = "../data/" + row[1];
+            link.href = records + row[1];
             link.textContent = row[0];
             var first = document.createElement("td");
             first.appendChild(link);
