@@ -180,13 +180,13 @@ def test_a_lost_node_is_one_line_refused_while_ray_lists_it_and_resumed_elsewher
     measure = ["measure", "--fleet", str(fleet_path), "--data", str(data)]
     measure += ["--address", cluster.address]
 
-    def killing_after_two(fleet, data_dir, address=None, progress=None):
+    def killing_after_two(fleet, data_dir, address=None, progress=None, signer=None):
         def kill_after_two(entry, index, total, record):
             progress(entry, index, total, record)
             if entry.plan.name == "h100" and index == 2:
                 cluster.remove_node(doomed, allow_graceful=False)
 
-        return run_fleet(fleet, data_dir, address, kill_after_two)
+        return run_fleet(fleet, data_dir, address, kill_after_two, signer)
 
     monkeypatch.setattr(runner, "run_fleet", killing_after_two)
     assert main(measure) == 3
