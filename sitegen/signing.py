@@ -120,8 +120,8 @@ def load_signer(project_dir: Path | None = None) -> Signer | None:
         if declared is not None:
             raise ConfigError(
                 f"{project_dir / PUBLIC_KEY_FILE} declares a signing key ({fingerprint(declared)}) "
-                f"but none is configured here: set {KEY_ENV} or run `sitegen keys init` "
-                "on this machine with the project's key"
+                f"but none is configured here: set {KEY_ENV} to a copy of the project's "
+                "private key (never commit it)"
             )
         return None
     path = Path(path_text).expanduser()
