@@ -204,10 +204,14 @@ def changelog_docs(changes: Changes, label: str, catalogs: dict[str, Catalog]) -
         body = env.get_template("changelog.html").render(
             t=catalog.t, lang=lang, label=label, changes=changes
         )
-        # One raw-HTML block for Markdown: no blank lines inside it (split at "\n" only:
-        # splitlines() would also split titles at U+2028 and other separators).
-        block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
-        title = escape(catalog.t("changelog.title"))
         name = f"{CHANGELOG_PAGE}.md" if lang == LANGUAGES[0] else f"{CHANGELOG_PAGE}.{lang}.md"
-        docs[name] = f"# {title}\n\n{block}\n".encode()
+        docs[name] = html_page(catalog.t("changelog.title"), body)
     return docs
+
+
+def html_page(title: str, body: str) -> bytes:
+    """A Markdown page of a heading (escaped) and rendered HTML, as one raw-HTML block: no
+    blank lines inside it (split at "\n" only: splitlines() would also split titles at
+    U+2028 and other separators)."""
+    block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
+    return f"# {escape(title)}\n\n{block}\n".encode()

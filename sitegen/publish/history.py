@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.safe_json import script_json
 from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion
+from sitegen.publish.changelog import html_page
 
 HISTORY_PAGE = "history"
 """Each report's history page: ``reports/<address>/history/``."""
@@ -119,8 +120,7 @@ def history_docs(
                 prefix="" if lang == LANGUAGES[0] else f"{lang}/",
                 chart=Markup(script_json(chart)) if any(r.headline for r in rows) else None,
             )
-            block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
-            title = escape(catalog.t("history.title", title=titles[lang]))
             name = f"{HISTORY_PAGE}.md" if lang == LANGUAGES[0] else f"{HISTORY_PAGE}.{lang}.md"
-            docs[f"reports/{address}/{name}"] = f"# {title}\n\n{block}\n".encode()
+            title = catalog.t("history.title", title=titles[lang])
+            docs[f"reports/{address}/{name}"] = html_page(title, body)
     return docs
