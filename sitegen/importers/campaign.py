@@ -87,10 +87,11 @@ def read_source(path: Path) -> SourceFile:
 
 
 def parse_sources(
-    format_name: str, paths: list[Path], declaration: ImportDeclaration
+    format_name: str, read: dict[Path, SourceFile], declaration: ImportDeclaration
 ) -> list[ImportedSource]:
-    """Every file read as ``format_name``. AIPerf: a ``.json`` file is the summary of the
-    ``.jsonl`` export in the same folder."""
+    """Every file (``read``: path → its bytes) parsed as ``format_name``. AIPerf: a
+    ``.json`` file is the summary of the ``.jsonl`` export in the same folder."""
+    paths = list(read)
     if format_name not in FORMATS:
         raise ConfigError(f"unknown import format '{format_name}' (known: {', '.join(FORMATS)})")
     summaries: dict[Path, Path] = {}
@@ -101,20 +102,14 @@ def parse_sources(
         for folder, summary in summaries.items():
             if not any(p.parent == folder for p in exports):
                 raise UsageError(f"{summary}: a summary without its profile_export.jsonl beside it")
-    files = [read_source(path) for path in exports]
-    repeated = [name for name, n in Counter(f.name for f in files).items() if n > 1]
-    if repeated:
-        raise UsageError(
-            f"two files would be recorded as {repeated[0]!r}: give them by paths that differ "
-            "(relative to this directory)"
-        )
+    files = [read[path] for path in exports]
     mapping = declaration.csv
     return [
         import_source(
             format_name,
             file,
             mapping=mapping,
-            summary=read_source(summaries[path.parent]) if path.parent in summaries else None,
+            summary=read[summaries[path.parent]] if path.parent in summaries else None,
         )
         for path, file in zip(exports, files, strict=True)
     ]
@@ -216,7 +211,14 @@ def import_campaign(
     if not declaration_path.is_file():
         raise UsageError(f"--declare {declaration_path}: no such file")
     declaration = load_declaration(declaration_path)
-    sources = parse_sources(format_name, paths, declaration)
+    named = Counter(source_name(path) for path in paths)
+    if repeated := [name for name, n in named.items() if n > 1]:
+        raise UsageError(
+            f"two files would be recorded as {repeated[0]!r}: give them by paths that differ "
+            "(relative to this directory)"
+        )
+    read = {path: read_source(path) for path in paths}  # each file read once
+    sources = parse_sources(format_name, read, declaration)
     assigned = assign_conditions(declaration, sources, str(declaration_path))
     registration = ImportRegistration(
         name=name,
@@ -232,8 +234,7 @@ def import_campaign(
     records = make_records(registration, import_sha256, sources, conditions)
     files = {IMPORT_FILE: registration_bytes}
     files[RECORDS_FILE] = b"".join(canonical_bytes(record) + b"\n" for record in records)
-    for path in paths:  # AIPerf's summaries included
-        source = read_source(path)
+    for source in read.values():  # AIPerf's summaries included
         files[f"{SOURCES_DIR}/{source.name}"] = source.data
     manifest = Manifest(
         campaign_id=campaign_id(name, import_sha256),

@@ -48,6 +48,7 @@ from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES,
 from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL, slo_key
 from sitegen.statistics.overview import imported_rows, measured_rows
 from sitegen.statistics.report import Report
+from sitegen.statistics.speed import records_of
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
 from sitegen.text import CONTROL_CHARACTERS
@@ -677,9 +678,7 @@ class Directives:
             "latency_percentiles.html",
             report=report,
             # A percentile without enough values is missing (NaN in the table): None here.
-            rows=report.latency.astype(object)
-            .where(report.latency.notna(), None)
-            .to_dict("records"),
+            rows=records_of(report.latency),
             percentiles=PERCENTILES,
             minimum=MIN_VALUES,
             metric=metric,
@@ -694,7 +693,7 @@ class Directives:
         with the definitions (C-LOAD). A campaign without load runs says so."""
         report = self._require_report()
         table = report.load
-        rows = table.astype(object).where(table.notna(), None).to_dict("records")
+        rows = records_of(table)
         plan = report.plan
         charts: list[tuple[str, Markup, str]] = []
         if rows:

@@ -33,6 +33,7 @@ from sitegen.statistics.speed import (
     Comparison,
     compare_conditions,
     memory_summary,
+    records_of,
     speed_summary,
 )
 from sitegen.statistics.sweep import Sweep, make_sweep, pareto_points
@@ -278,9 +279,7 @@ class Report:
             conditions,
             headline,
             {c: rows[(c, input_id)] for c in conditions},
-            ttft.astype(object).where(ttft.notna(), None).to_dict("records")[0]
-            if len(ttft)
-            else None,
+            records_of(ttft)[0] if len(ttft) else None,
         )
 
     @property

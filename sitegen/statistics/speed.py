@@ -103,6 +103,12 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def records_of(frame: pd.DataFrame) -> list[dict[str, object]]:
+    """A table's rows as dicts, a missing value (NaN, NA) as ``None``: what templates and
+    JSON take, where NaN would pass a ``is not none`` test."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
 def present(value: object) -> float | None:
     """A summary value, or ``None`` where there is none: a table's missing value is NaN,
     which must never reach a ratio or a page as a number."""
