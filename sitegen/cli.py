@@ -23,6 +23,8 @@ EXIT_MEASURE_REFUSED = 2
 """``measure`` refused to run or stopped at the printed error."""
 EXIT_MEASURE_INCOMPLETE = 3
 """``measure`` ran, but some planned trials have no ok record (failed or pending)."""
+EXIT_AUDIT_MISMATCH = 1
+"""``audit``: a figure, table, checksum or signature does not check (one line each)."""
 EXIT_INTERRUPTED = 130
 
 MEASURE_EPILOG = f"""\
@@ -315,6 +317,33 @@ def _verify(args: argparse.Namespace) -> None:
         )
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from sitegen.audit import audit_site
+
+    started = time.monotonic()
+    result = audit_site(args.site, args.version)
+    print(f"version {result.version} of {args.site}")
+    if result.key_fingerprint:
+        print(
+            f"signing key {result.key_fingerprint} (the key this site publishes: compare it "
+            "with the fingerprint the publisher gave you)"
+        )
+    for finding in result.findings:
+        print(finding)
+    for note in result.notes:
+        print(f"note: {note}")
+    checked = (
+        f"{result.figures} figure(s) on {result.pages} page(s), {result.files} download(s) "
+        f"hashed, {result.tables} derived download(s) recomputed, "
+        f"{time.monotonic() - started:.1f} s"
+    )
+    if result.findings:
+        print(f"FAILED: {len(result.findings)} mismatch(es); {checked}")
+        return EXIT_AUDIT_MISMATCH
+    print(f"ok: every figure and file matches its recomputation; {checked}")
+    return EXIT_OK
+
+
 def _keys_init(args: argparse.Namespace) -> None:
     from sitegen.signing import init_keys
 
@@ -535,6 +564,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     imports.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     imports.set_defaults(func=_import)
+
+    audit = commands.add_parser(
+        "audit",
+        help="recompute a published version's figures from its own downloads and compare",
+        description="Check a published report with nothing but this package: each report's "
+        "SHA256SUMS and its signature (against the key the version publishes), the campaign "
+        "rebuilt from its downloads, every figure a page marks recomputed and compared to "
+        "the printed digit, and every derived table (CSV, Parquet) recomputed and compared.",
+        epilog="exit status:\n"
+        f"  {EXIT_OK}    everything matches\n"
+        f"  {EXIT_AUDIT_MISMATCH}    a figure, table cell, checksum or signature does not "
+        "match (one line each)\n"
+        f"  {EXIT_USAGE}    no site or version there (nothing checked)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    audit.add_argument(
+        "site", metavar="SITE_DIR_OR_URL", help="a site directory or its http(s):// address"
+    )
+    audit.add_argument("--version", help="version label (default: the one aliased latest)")
+    audit.set_defaults(func=_audit)
 
     keys = commands.add_parser("keys", help="signing keys: create a key pair, sign campaigns")
     key_commands = keys.add_subparsers(dest="keys_command", required=True)

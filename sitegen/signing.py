@@ -63,14 +63,20 @@ def public_key_line(public_key: Ed25519PublicKey) -> str:
 
 def read_public_key(path: Path) -> Ed25519PublicKey:
     try:
-        kind, _, encoded = path.read_text(encoding="utf-8").strip().partition(" ")
+        return parse_public_key(path.read_text(encoding="utf-8"), str(path))
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", path) from exc
+
+
+def parse_public_key(line: str, where: str) -> Ed25519PublicKey:
+    """A public key line (``ed25519 <base64>``); ``where`` names it in the error."""
+    try:
+        kind, _, encoded = line.strip().partition(" ")
         if kind != "ed25519":
             raise ValueError("not an ed25519 key line")
         return Ed25519PublicKey.from_public_bytes(base64.b64decode(encoded, validate=True))
-    except OSError as exc:
-        raise StorageError.from_os_error(exc, "read", path) from exc
     except ValueError as exc:
-        raise ConfigError(f"{path}: not a public key line 'ed25519 <base64>' ({exc})") from exc
+        raise ConfigError(f"{where}: not a public key line 'ed25519 <base64>' ({exc})") from exc
 
 
 def project_key(project_dir: Path) -> Ed25519PublicKey | None:
@@ -177,34 +183,39 @@ def signature_issues(path: Path, public_key: Ed25519PublicKey) -> list[Issue]:
     """Whether ``path`` is signed by ``public_key`` and unchanged since: one issue naming
     the file otherwise (unsigned, signed by another key, changed after signing)."""
     signature_path = path.with_name(path.name + SIGNATURE_SUFFIX)
-    expected = fingerprint(public_key)
     try:
-        signed = Signature.model_validate_json(signature_path.read_bytes())
+        signature = signature_path.read_bytes()
     except FileNotFoundError:
-        return [
-            Issue(
-                str(path),
-                f"unsigned: no {signature_path.name}; the project declares key {expected}",
-                RULE,
-            )
-        ]
-    except (OSError, ValidationError) as exc:
+        signature = None
+    except OSError as exc:
         return [Issue(str(signature_path), f"unreadable signature: {exc}", RULE)]
-    if signed.key != expected:
-        return [Issue(str(path), f"signed by key {signed.key}, not the project's {expected}", RULE)]
     try:
-        public_key.verify(base64.b64decode(signed.signature), path.read_bytes())
-    except (InvalidSignature, ValueError):
-        return [
-            Issue(
-                str(path),
-                f"changed after it was signed ({signed.signed_at}): its signature does not match",
-                RULE,
-            )
-        ]
+        data = path.read_bytes()
     except OSError as exc:
         return [Issue(str(path), f"cannot read: {exc.strerror or exc}", RULE)]
-    return []
+    problem = signature_problem(data, signature, public_key, signature_path.name)
+    return [Issue(str(path), problem, RULE)] if problem else []
+
+
+def signature_problem(
+    data: bytes, signature: bytes | None, public_key: Ed25519PublicKey, signature_name: str
+) -> str | None:
+    """Why ``signature`` (a ``.sig`` file's bytes, ``None``: there is none) does not show
+    ``data`` signed by ``public_key`` and unchanged since; ``None`` when it does."""
+    expected = fingerprint(public_key)
+    if signature is None:
+        return f"unsigned: no {signature_name}; the project declares key {expected}"
+    try:
+        signed = Signature.model_validate_json(signature)
+    except ValidationError as exc:
+        return f"unreadable signature {signature_name}: {exc}"
+    if signed.key != expected:
+        return f"signed by key {signed.key}, not the project's {expected}"
+    try:
+        public_key.verify(base64.b64decode(signed.signature), data)
+    except (InvalidSignature, ValueError):
+        return f"changed after it was signed ({signed.signed_at}): its signature does not match"
+    return None
 
 
 def signed_at(path: Path) -> str | None:

@@ -231,6 +231,8 @@ class Directives:
         self.quoted = [] if quoted is None else quoted
         """Every literal of the report's pages in this language, for ``literals()``
         (shared by the pages of one report)."""
+        self._figures: dict[str, str] | None = None
+        """The report's figures as printed (``report_figures``), made on first use."""
 
     def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
         """Every public method: what content templates can call."""
@@ -248,9 +250,19 @@ class Directives:
                 lang=self.catalog.lang,
                 site_root=self.site_root,
                 field_list=self._field_list,
+                figure=self._figure,
                 **context,
             )
         )
+
+    def _figure(self, figure_id: str) -> Markup:
+        """A figure of the report as ``report_figures`` prints it, marked for the audit."""
+        # Imported here: that module formats with this one's filters.
+        from sitegen.pages.published_figures import figure_span, report_figures
+
+        if self._figures is None:
+            self._figures = report_figures(self._require_report())
+        return figure_span(self._figures, figure_id)
 
     def _field_list(self, names: Iterable[str]) -> str:
         """Compared fields as readers name them (``compare.field.<name>``), comma-separated."""

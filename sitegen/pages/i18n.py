@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 import yaml
+from markupsafe import Markup, escape
 
 from sitegen.errors import DataError, Issue, one_line
 from sitegen.project import packaged_theme
@@ -27,13 +28,17 @@ class Catalog:
     strings: dict[str, Bilingual]
 
     def t(self, key: str, **values: object) -> str:
-        """The string for ``key``, with ``{name}`` placeholders filled from ``values``."""
+        """The string for ``key``, with ``{name}`` placeholders filled from ``values``. With
+        a markup value (a figure marked for the audit) it is markup: the string escaped, the
+        markup kept as it is."""
         try:
             template = self.strings[key][self.lang]
         except KeyError:
             raise DataError(
                 [Issue(f"theme/i18n/{self.lang}.yml", f"missing key '{key}'", "i18n")]
             ) from None
+        if any(isinstance(value, Markup) for value in values.values()):
+            return escape(template).format(**values)
         return template.format(**values) if values else template
 
 

@@ -1,0 +1,473 @@
+"""``sitegen audit``: check a published version's figures against its own downloads.
+
+Reads a site (a directory or any static host over HTTP, urllib only) the way a reader
+would: the version from ``versions.json``, each report's downloads through the version's
+``objects.json`` map when it has one (a content-addressed archive), else at their plain
+paths. Then, per report: the ``SHA256SUMS`` against the files, its signature against the
+key the version publishes, the campaign rebuilt from ``records.jsonl.gz``, ``plan.json``
+and ``manifest.json`` with the build's own statistics, every figure a page marks
+(``data-figure``, see ``pages/published_figures.py``) compared with the recomputed text,
+and every derived download (CSV, Parquet, records, plan) compared byte for byte with the
+recomputed one. What cannot be recomputed is listed, never passed in silence.
+
+Fetching is at the edges (``PublishedSite``, ``audit_site``); the comparisons are pure.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import posixpath
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from pydantic import ValidationError
+
+from sitegen.errors import DataError, SitegenError, UsageError, one_line, pydantic_issues
+from sitegen.importers.campaign import OWN_FILES, import_own_downloads
+from sitegen.pages.downloads import make_downloads
+from sitegen.pages.published_figures import FIGURE_ATTRIBUTE, report_figures
+from sitegen.records.campaign import read_campaigns
+from sitegen.records.layout import CAMPAIGNS_DIR
+from sitegen.records.models import Manifest
+from sitegen.redact import Redactor, RedactPolicy, redact_campaign
+from sitegen.signing import (
+    PUBLIC_KEY_FILE,
+    SIGNATURE_SUFFIX,
+    fingerprint,
+    parse_public_key,
+    signature_problem,
+)
+from sitegen.site_layout import LATEST_ALIAS, VERSIONS_DIR, VERSIONS_FILE
+from sitegen.statistics.report import Report, make_report
+from sitegen.validation import validate_campaigns
+
+OBJECTS_FILE = "objects.json"
+"""A version's map of version-relative paths to site-root-relative object paths."""
+DOWNLOADS = "downloads"
+SUMS_FILE = "SHA256SUMS"
+RECOMPUTED_KINDS = (".csv", ".parquet", ".jsonl.gz", "plan.json")
+"""Downloads derived from the records and plan, hence recomputed and compared."""
+CELLS_SHOWN = 10
+"""Changed cells listed per table (the rest are counted)."""
+NOT_RECOMPUTED = (
+    "not recomputed: annotations (post-hoc analyses, threshold claims, curated examples; "
+    "they are not in the downloads), the home page, comparison pages, charts and "
+    "figures a page does not mark with data-figure"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing that does not check, printed as one line."""
+
+    where: str
+    """The page or file (``en/reports/x/speed/``, ``reports/x/downloads/trials.csv``)."""
+    what: str
+    """The figure id, the table cell (``row 3 · column gen_tps``) or the problem."""
+    published: str | None = None
+    recomputed: str | None = None
+
+    def __str__(self) -> str:
+        parts = [self.where, self.what]
+        if self.published is not None or self.recomputed is not None:
+            parts += [f"published {self.published}", f"recomputed {self.recomputed}"]
+        return " · ".join(parts)
+
+
+@dataclass
+class AuditResult:
+    version: str
+    key_fingerprint: str | None = None
+    """The signing key the version publishes (``None``: it publishes none)."""
+    pages: int = 0
+    figures: int = 0
+    """Marked figures compared."""
+    files: int = 0
+    """Downloads whose SHA-256 was checked."""
+    tables: int = 0
+    """Derived downloads compared with their recomputed bytes."""
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What was not checked, and why."""
+
+
+# --------------------------------------------------------------------------- the site
+
+
+class PublishedSite:
+    """A published site: a directory or a base URL; files by site-root-relative path."""
+
+    def __init__(self, location: str) -> None:
+        self.is_url = location.startswith(("http://", "https://"))
+        if self.is_url:
+            self.base = location if location.endswith("/") else location + "/"
+        else:
+            self.root = Path(location)
+            if not (self.root / VERSIONS_FILE).is_file():
+                raise UsageError(f"{location}: no {VERSIONS_FILE}; not a sitegen site")
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, ``None`` when the site has no such file."""
+        path = posixpath.normpath(path)
+        if path.startswith("../") or path == "..":
+            return None  # outside the site: nothing of it is read
+        if not self.is_url:
+            try:
+                return (self.root / path).read_bytes()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                return None
+            except OSError as exc:
+                raise SitegenError(f"cannot read {self.root / path}: {one_line(exc)}") from exc
+        url = urllib.parse.urljoin(self.base, urllib.parse.quote(path))
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                return response.read()
+        except urllib.error.HTTPError as exc:
+            if exc.code in (403, 404, 410):
+                return None
+            raise SitegenError(f"cannot fetch {url}: HTTP {exc.code}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise UsageError(f"cannot fetch {url}: {one_line(exc)}") from exc
+
+
+def pick_version(listing: bytes, label: str | None) -> str:
+    """The version ``label``, or the one with the ``latest`` alias (mike's format)."""
+    try:
+        versions = json.loads(listing)
+        labels = [entry["version"] for entry in versions]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"{VERSIONS_FILE}: not mike's version list ({exc})") from exc
+    if label is not None:
+        if label not in labels:
+            raise UsageError(f"--version {label}: not published (known: {', '.join(labels)})")
+        return label
+    latest = [e["version"] for e in versions if LATEST_ALIAS in e.get("aliases", [])]
+    if not latest:
+        raise UsageError(f"{VERSIONS_FILE}: no version has the alias '{LATEST_ALIAS}'")
+    return latest[0]
+
+
+class VersionFiles:
+    """One version's files by version-relative path: through its ``objects.json`` when it
+    has one, else at ``v/<label>/<path>``."""
+
+    def __init__(self, site: PublishedSite, label: str) -> None:
+        self.site = site
+        self.label = label
+        self.prefix = f"{VERSIONS_DIR}/{label}/"
+        listing = site.read(self.prefix + OBJECTS_FILE)
+        try:
+            objects = json.loads(listing) if listing is not None else {}
+        except ValueError as exc:
+            raise SitegenError(f"{self.prefix}{OBJECTS_FILE}: not JSON ({exc})") from exc
+        if not isinstance(objects, dict):
+            raise SitegenError(f"{self.prefix}{OBJECTS_FILE}: not a JSON object")
+        self.objects: dict[str, str] = objects
+
+    def read(self, path: str) -> bytes | None:
+        stored = self.objects.get(path)
+        return self.site.read(stored) if stored else self.site.read(self.prefix + path)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+class _PageParser(HTMLParser):
+    """A page's links (``href``) and its marked figures (``data-figure``) with their text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+        self.figures: list[tuple[str, str]] = []
+        self._figure: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        if tag == "a" and values.get("href"):
+            self.links.append(values["href"])
+        if FIGURE_ATTRIBUTE in values:
+            self._figure, self._text = values[FIGURE_ATTRIBUTE], []
+
+    def handle_data(self, data: str) -> None:
+        if self._figure is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "span" and self._figure is not None:
+            self.figures.append((self._figure, "".join(self._text)))
+            self._figure = None
+
+
+def read_marks(html: str) -> _PageParser:
+    parser = _PageParser()
+    parser.feed(html)
+    parser.close()
+    return parser
+
+
+def page_file(page: str) -> str:
+    """The file of a page address (``reports/x/`` → ``reports/x/index.html``)."""
+    return page + "index.html" if page == "" or page.endswith("/") else page
+
+
+def linked_pages(page: str, links: Iterable[str], label: str) -> list[str]:
+    """The pages of the same version that ``links`` of ``page`` reach (relative links are
+    resolved against the page's address, as a browser does)."""
+    root = f"/{VERSIONS_DIR}/{label}/"
+    found = []
+    for link in links:
+        target = urllib.parse.urlsplit(
+            urllib.parse.urljoin(f"http://site.invalid{root}{page}", link)
+        )
+        if target.netloc != "site.invalid" or not target.path.startswith(root):
+            continue
+        path = posixpath.normpath(target.path)[len(root) :] + (
+            "/" if target.path.endswith("/") else ""
+        )
+        if path.endswith("/") or path.endswith(".html"):
+            found.append(path.lstrip("/"))
+    return found
+
+
+def report_of(page: str) -> str | None:
+    """The report a page belongs to (``en/reports/x/speed/`` → ``x``)."""
+    parts = page.removeprefix("en/").split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "reports" else None
+
+
+def figure_findings(
+    page: str, marks: list[tuple[str, str]], figures: dict[str, str] | None
+) -> list[Finding]:
+    """Each marked figure of ``page`` whose text is not the recomputed one (``figures``:
+    the page's report's figures; ``None``: none could be recomputed, said once)."""
+    if figures is None:
+        return (
+            [Finding(page, f"{len(marks)} marked figure(s) not checked: nothing to recompute")]
+            if marks
+            else []
+        )
+    return [
+        Finding(page, figure_id, text, figures.get(figure_id, "(no such figure)"))
+        for figure_id, text in marks
+        if figures.get(figure_id) != text
+    ]
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+def checksum_findings(where: str, sums: bytes, files: dict[str, bytes | None]) -> list[Finding]:
+    """Each file ``SHA256SUMS`` lists that is missing or whose SHA-256 differs."""
+    findings = []
+    for line in sums.decode("ascii", errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        data = files.get(name)
+        if data is None:
+            findings.append(Finding(where + name, f"listed in {SUMS_FILE} but not published"))
+        elif hashlib.sha256(data).hexdigest() != digest:
+            findings.append(
+                Finding(where + name, f"altered: its SHA-256 is not the one {SUMS_FILE} lists")
+            )
+    return findings
+
+
+def sums_names(sums: bytes) -> list[str]:
+    return [
+        line.partition("  ")[2]
+        for line in sums.decode("ascii", errors="replace").splitlines()
+        if line.strip()
+    ]
+
+
+def _csv_rows(data: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline="")))
+
+
+def table_findings(where: str, published: bytes, recomputed: bytes) -> list[Finding]:
+    """Nothing when the bytes are the same; for a CSV file each changed cell (row counted
+    from the first data row, column by its header), else that the file differs."""
+    if published == recomputed:
+        return []
+    if not where.endswith(".csv"):
+        return [Finding(where, "differs from the file recomputed from the records")]
+    mine, theirs = _csv_rows(published), _csv_rows(recomputed)
+    header = theirs[0] if theirs else []
+    cells = [
+        (row, column, a, b)
+        for row in range(max(len(mine), len(theirs)))
+        for column, (a, b) in enumerate(
+            _padded(mine[row] if row < len(mine) else [], theirs[row] if row < len(theirs) else [])
+        )
+        if a != b
+    ]
+    findings = [
+        Finding(
+            where,
+            "header"
+            if row == 0
+            else f"row {row} · column {header[column] if column < len(header) else column + 1}",
+            a,
+            b,
+        )
+        for row, column, a, b in cells[:CELLS_SHOWN]
+    ]
+    if len(cells) > CELLS_SHOWN:
+        findings.append(Finding(where, f"and {len(cells) - CELLS_SHOWN} more changed cell(s)"))
+    return findings or [Finding(where, "differs from the file recomputed from the records")]
+
+
+def _padded(a: list[str], b: list[str]) -> list[tuple[str, str]]:
+    width = max(len(a), len(b))
+    return list(
+        zip(a + ["(none)"] * (width - len(a)), b + ["(none)"] * (width - len(b)), strict=True)
+    )
+
+
+# --------------------------------------------------------------------------- the audit
+
+
+def recompute_report(downloads: dict[str, bytes], scratch: Path) -> Report:
+    """The campaign rebuilt from a report's downloads (``import_own_downloads``) and its
+    statistics computed as the build computes them; raises ``SitegenError`` naming the
+    problem when the downloads cannot be rebuilt or fail validation."""
+    scratch.mkdir(parents=True)
+    for name in OWN_FILES:
+        (scratch / name).write_bytes(downloads[name])
+    try:
+        campaign_id = Manifest.model_validate_json(downloads["manifest.json"]).campaign_id
+    except ValidationError as exc:
+        raise DataError(pydantic_issues(exc, "manifest.json")) from exc
+    data = scratch / "data"
+    directory = data / CAMPAIGNS_DIR / campaign_id
+    directory.parent.mkdir(parents=True)
+    import_own_downloads([scratch / name for name in OWN_FILES], directory)
+    campaigns, issues = read_campaigns(data)
+    issues += validate_campaigns(campaigns)
+    if issues:
+        raise DataError(issues)
+    # As the build does: the records are published redacted already, and redacting a
+    # label again leaves it as it is, but the tables take the types redaction gives them.
+    return make_report(redact_campaign(campaigns[0], Redactor(RedactPolicy())))
+
+
+def audit_report(
+    files: VersionFiles,
+    slug: str,
+    key: Ed25519PublicKey | None,
+    scratch: Path,
+    result: AuditResult,
+) -> dict[str, str] | None:
+    """Check one report's downloads (hashes, signature, derived tables) into ``result``;
+    its recomputed figures, or ``None`` when they cannot be recomputed (said in
+    ``result``)."""
+    where = f"reports/{slug}/{DOWNLOADS}/"
+    sums = files.read(where + SUMS_FILE)
+    if sums is None:
+        result.findings.append(Finding(where + SUMS_FILE, "not published: nothing to check"))
+        return None
+    signature = files.read(where + SUMS_FILE + SIGNATURE_SUFFIX)
+    if key is not None:
+        problem = signature_problem(sums, signature, key, SUMS_FILE + SIGNATURE_SUFFIX)
+        if problem:
+            result.findings.append(Finding(where + SUMS_FILE, problem))
+    else:
+        result.notes.append(
+            f"{where}{SUMS_FILE}: the version publishes no signing key; the checksums are "
+            "checked, not who published them"
+        )
+    downloads = {name: files.read(where + name) for name in sums_names(sums)}
+    result.findings += checksum_findings(where, sums, downloads)
+    result.files += len(downloads)
+    if any(downloads.get(name) is None for name in OWN_FILES):
+        result.notes.append(
+            f"reports/{slug}: not recomputed (its downloads are not a measured campaign's "
+            f"{', '.join(OWN_FILES)}: an imported report's figures are its source's)"
+        )
+        return None
+    try:
+        report = recompute_report(downloads, scratch)
+    except SitegenError as exc:
+        result.findings.append(Finding(where, f"cannot rebuild the campaign: {exc}"))
+        return None
+    recomputed = {
+        file.name: file
+        for file in make_downloads(report, scratch / "recomputed")
+        if file.name.endswith(RECOMPUTED_KINDS)
+    }
+    for name in sorted(set(recomputed) | {n for n in downloads if n.endswith(RECOMPUTED_KINDS)}):
+        if name not in recomputed:
+            result.findings.append(Finding(where + name, "published but not recomputed"))
+        elif downloads.get(name) is None:
+            result.findings.append(Finding(where + name, "recomputed but not published"))
+        else:
+            result.tables += 1
+            result.findings += table_findings(
+                where + name, downloads[name], recomputed[name].read_bytes()
+            )
+    return report_figures(report)
+
+
+def crawl(files: VersionFiles) -> dict[str, str]:
+    """Every page of the version reachable from its home pages (both languages), by
+    address (``en/reports/x/``)."""
+    pages: dict[str, str] = {}
+    queue = ["", "en/"]
+    while queue:
+        page = queue.pop()
+        if page in pages:
+            continue
+        data = files.read(page_file(page))
+        if data is None:
+            continue
+        pages[page] = data.decode("utf-8", errors="replace")
+        queue += linked_pages(page, read_marks(pages[page]).links, files.label)
+    return pages
+
+
+def audit_site(location: str, label: str | None = None) -> AuditResult:
+    """Audit version ``label`` (default: the latest) of the site at ``location`` (a
+    directory or an ``http(s)://`` address)."""
+    site = PublishedSite(location)
+    listing = site.read(VERSIONS_FILE)
+    if listing is None:
+        raise UsageError(f"{location}: no {VERSIONS_FILE}; not a sitegen site")
+    files = VersionFiles(site, pick_version(listing, label))
+    result = AuditResult(files.label)
+    key_line = files.read(PUBLIC_KEY_FILE)
+    key = None
+    if key_line is not None:
+        key = parse_public_key(key_line.decode("utf-8", errors="replace"), PUBLIC_KEY_FILE)
+        result.key_fingerprint = fingerprint(key)
+    pages = crawl(files)
+    marks = {page: read_marks(html).figures for page, html in pages.items()}
+    result.pages = len(pages)
+    slugs = sorted({slug for page in pages if (slug := report_of(page))})
+    if not slugs:
+        result.findings.append(Finding(files.prefix, "no report pages found"))
+    figures: dict[str, dict[str, str] | None] = {}
+    with tempfile.TemporaryDirectory(prefix="sitegen-audit-") as scratch:
+        for slug in slugs:
+            figures[slug] = audit_report(files, slug, key, Path(scratch) / slug, result)
+    for slug in slugs:
+        marked = sum(len(marks[p]) for p in pages if report_of(p) == slug)
+        if figures[slug] is not None and not marked:
+            result.findings.append(
+                Finding(f"reports/{slug}/", "no page marks a figure: nothing to compare")
+            )
+    for page, found in marks.items():
+        slug = report_of(page)
+        result.figures += len(found)
+        result.findings += figure_findings(page, found, figures.get(slug) if slug else None)
+    result.notes.append(NOT_RECOMPUTED)
+    return result

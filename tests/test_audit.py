@@ -1,0 +1,170 @@
+"""`sitegen audit`: a published version checks clean from its directory and over HTTP, and
+a changed figure, table cell or record (re-hashed or not, signed or not) is named."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import json
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import build_site
+from sitegen.cli import main
+from sitegen.init_project import init_project
+from sitegen.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer, sign_existing
+from tests.sitefixtures import publishable_campaign, report_address
+
+VERSION = "a"
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A signed site built once (the unit plan on the fake engine), and its report's
+    address; tests audit copies of it."""
+    root = tmp_path_factory.mktemp("audit")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(root / "config"))
+        patch.delenv(KEY_ENV, raising=False)
+        project = root / "project"
+        init_project(project)
+        init_keys(project)
+        directory = publishable_campaign(root / "data").parent
+        sign_existing(directory, load_signer(project))
+        build_site(root / "data", root / "site", project, version=VERSION)
+    return (root / "site").resolve(), report_address(directory)
+
+
+@pytest.fixture
+def site(published: tuple[Path, str], tmp_path: Path) -> Path:
+    """A copy of the published site to change."""
+    return Path(shutil.copytree(published[0], tmp_path / "site"))
+
+
+def audit(location: str | Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["audit", str(location)])
+    return code, capsys.readouterr().out
+
+
+@pytest.fixture
+def served(published: tuple[Path, str]) -> Iterator[str]:
+    """The published site over HTTP on 127.0.0.1, as any static host serves it."""
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(published[0]))
+    handler.log_message = lambda *args: None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def checked_figures(output: str) -> int:
+    return int(re.search(r"(\d+) figure\(s\) on", output)[1])
+
+
+def test_a_published_version_audits_clean_from_its_directory_and_over_http(
+    published, served, capsys
+) -> None:
+    site, slug = published
+    code, out = audit(site, capsys)
+    assert code == 0, out
+    assert f"version {VERSION} of" in out and "signing key sha256:" in out
+    # Every kind of covered figure was compared: the cards, the speed table, percentiles.
+    assert checked_figures(out) > 100 and "ok: every figure" in out
+    assert "not recomputed: annotations" in out
+    code, over_http = audit(served, capsys)
+    assert code == 0, over_http
+    assert checked_figures(over_http) == checked_figures(out)
+
+
+def first_figure(page: Path) -> tuple[str, str]:
+    found = re.search(r'<span data-figure="([^"]+)">([^<]+)</span>', page.read_text())
+    return found[1], found[2]
+
+
+def test_a_changed_figure_is_named_with_its_page(site: Path, published, capsys) -> None:
+    slug = published[1]
+    page = site / "v" / VERSION / "en" / "reports" / slug / "speed" / "index.html"
+    figure_id, text = first_figure(page)
+    html = page.read_text()
+    page.write_text(html.replace(f'"{figure_id}">{text}<', f'"{figure_id}">9{text}<', 1))
+    code, out = audit(site, capsys)
+    assert code == 1
+    line = f"en/reports/{slug}/speed/ · {figure_id} · published 9{text} · recomputed {text}"
+    assert line in out.splitlines()
+    assert out.splitlines()[-1].startswith("FAILED: 1 mismatch(es)")
+
+
+def test_a_changed_csv_cell_is_named_by_row_and_column(site: Path, published, capsys) -> None:
+    slug = published[1]
+    table = site / "v" / VERSION / "reports" / slug / "downloads" / "speed_summary.csv"
+    lines = table.read_text(encoding="utf-8-sig").split("\n")
+    header = lines[0].split(",")
+    column = header.index('"gen_tps_median"')
+    cells = lines[1].split(",")
+    original = cells[column]
+    cells[column] = "1234.5"
+    lines[1] = ",".join(cells)
+    table.write_text("\n".join(lines), encoding="utf-8-sig")
+    code, out = audit(site, capsys)
+    assert code == 1
+    where = f"reports/{slug}/downloads/speed_summary.csv"
+    assert f"{where} · altered: its SHA-256 is not the one SHA256SUMS lists" in out
+    assert (
+        f"{where} · row 1 · column gen_tps_median · published 1234.5 · recomputed {original}" in out
+    )
+
+
+def change_a_record_and_rehash(downloads: Path) -> None:
+    """Raise one measured trial's peak memory in ``records.jsonl.gz`` above every other and
+    write the new hash into ``SHA256SUMS``: what a forger who can write the host would do."""
+    records = downloads / "records.jsonl.gz"
+    lines = gzip.decompress(records.read_bytes()).decode().splitlines()
+    index = next(i for i, line in enumerate(lines) if '"role":"measured"' in line)
+    record = json.loads(lines[index])
+    record["peak_memory"][0]["peak_mib"] = 99_999.0
+    lines[index] = json.dumps(record)
+    records.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
+    sums = downloads / "SHA256SUMS"
+    digest = hashlib.sha256(records.read_bytes()).hexdigest()
+    listed = re.sub(r"(?m)^[0-9a-f]{64}(?=  records\.jsonl\.gz$)", digest, sums.read_text())
+    sums.write_text(listed)
+
+
+def test_a_changed_record_is_refused_by_the_signature(site: Path, published, capsys) -> None:
+    downloads = site / "v" / VERSION / "reports" / published[1] / "downloads"
+    change_a_record_and_rehash(downloads)
+    code, out = audit(site, capsys)
+    assert code == 1
+    assert f"reports/{published[1]}/downloads/SHA256SUMS · changed after it was signed" in out
+
+
+def test_a_changed_record_of_an_unsigned_site_is_named_by_its_figures(
+    site: Path, published, capsys
+) -> None:
+    slug = published[1]
+    version = site / "v" / VERSION
+    (version / PUBLIC_KEY_FILE).unlink()
+    downloads = version / "reports" / slug / "downloads"
+    (downloads / "SHA256SUMS.sig").unlink()
+    change_a_record_and_rehash(downloads)
+    code, out = audit(site, capsys)
+    assert code == 1
+    assert "signing key sha256" not in out and "publishes no signing key" in out
+    assert "altered" not in out  # the hashes were made to match
+    # The memory table names the figure on both languages' speed pages.
+    for page in (f"reports/{slug}/speed/", f"en/reports/{slug}/speed/"):
+        assert re.search(
+            rf"^{page} · memory/\S+/max · published \S+ · recomputed 97\.66$", out, re.M
+        )
+    assert f"reports/{slug}/downloads/memory.csv · row " in out
