@@ -227,6 +227,8 @@ def linked_pages(page: str, links: Iterable[str], label: str) -> list[str]:
     root = f"/{VERSIONS_DIR}/{label}/"
     found = []
     for link in links:
+        if link.startswith("#"):
+            continue  # the page itself
         target = urllib.parse.urlsplit(
             urllib.parse.urljoin(f"http://site.invalid{root}{page}", link)
         )

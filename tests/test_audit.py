@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.audit import linked_pages, pick_version
 from sitegen.build import build_site
 from sitegen.cli import main
+from sitegen.errors import UsageError
 from sitegen.init_project import init_project
 from sitegen.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer, sign_existing
 from tests.sitefixtures import publishable_campaign, report_address
@@ -168,3 +170,39 @@ def test_a_changed_record_of_an_unsigned_site_is_named_by_its_figures(
             rf"^{page} · memory/\S+/max · published \S+ · recomputed 97\.66$", out, re.M
         )
     assert f"reports/{slug}/downloads/memory.csv · row " in out
+
+
+def test_a_version_whose_downloads_are_objects_is_read_through_its_map(
+    site: Path, published, capsys
+) -> None:
+    """A content-addressed archive: the downloads lie in ``objects/`` at the site root and
+    ``v/<label>/objects.json`` maps their version paths there; the plain paths are gone."""
+    version = site / "v" / VERSION
+    objects = {}
+    for file in sorted((version / "reports" / published[1] / "downloads").iterdir()):
+        stored = f"objects/{hashlib.sha256(file.read_bytes()).hexdigest()}/{file.name}"
+        (site / stored).parent.mkdir(parents=True)
+        file.rename(site / stored)
+        objects[file.relative_to(version).as_posix()] = stored
+    (version / "objects.json").write_text(json.dumps(objects))
+    code, out = audit(site, capsys)
+    assert code == 0, out
+    trials = site / objects[f"reports/{published[1]}/downloads/trials.csv"]
+    trials.write_bytes(trials.read_bytes().replace(b"\n", b"\n ", 1))
+    code, out = audit(site, capsys)
+    assert code == 1 and f"reports/{published[1]}/downloads/trials.csv · altered" in out
+
+
+def test_the_version_is_the_latest_unless_named() -> None:
+    listing = json.dumps(
+        [{"version": "b", "aliases": ["latest"]}, {"version": "a", "aliases": []}]
+    ).encode()
+    assert pick_version(listing, None) == "b" and pick_version(listing, "a") == "a"
+    with pytest.raises(UsageError, match="--version c: not published"):
+        pick_version(listing, "c")
+
+
+def test_links_resolve_against_the_page_and_stay_in_the_version() -> None:
+    links = ["../speed/", "../../../objects/ab/x.csv", "../../../../b/index.html", "#top"]
+    assert linked_pages("reports/x/data/", links, "a") == ["reports/x/speed/"]
+    assert linked_pages("en/", ["reports/x/", "https://example.com/"], "a") == ["en/reports/x/"]
