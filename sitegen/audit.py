@@ -119,8 +119,8 @@ class PublishedSite:
     def read(self, path: str) -> bytes | None:
         """The file's bytes, ``None`` when the site has no such file."""
         path = posixpath.normpath(path)
-        if path.startswith("../") or path == "..":
-            return None  # outside the site: nothing of it is read
+        if path.startswith(("../", "/")) or path == "..":
+            return None  # outside the site (a hostile objects.json): nothing of it is read
         if not self.is_url:
             try:
                 return (self.root / path).read_bytes()
@@ -390,7 +390,7 @@ def audit_report(
         )
     downloads = {name: files.read(where + name) for name in sums_names(sums)}
     result.findings += checksum_findings(where, sums, downloads)
-    result.files += len(downloads)
+    result.files += sum(data is not None for data in downloads.values())
     if any(downloads.get(name) is None for name in OWN_FILES):
         result.notes.append(
             f"reports/{slug}: not recomputed (its downloads are not a measured campaign's "

@@ -7,7 +7,8 @@ it. One table, so a page cannot print a figure other than the one the audit reco
 
 Ids are ``/``-separated (plan ids never hold a ``/``):
 
-- ``ratio/<baseline>/<treatment>/<input>/{ratio,low,high}``: a speed-up and its interval
+- ``ratio/<baseline>/<treatment>/<input>/{ratio,change,low,high}``: a speed-up, as a
+  change in percent, and its interval
 - ``speed/<condition>/<input>/<column>``: the speed summary (generation rate median,
   quartiles, P10/P90, range, outliers, n, native rate, acceptance) and the latency
   breakdown's medians
@@ -83,6 +84,7 @@ def report_figures(report: Report) -> dict[str, str]:
         low, high = comparison.ratio_interval
         figures |= {
             f"{key}/ratio": format_number(comparison.ratio, 2),
+            f"{key}/change": format_signed(comparison.change_percent, 1),
             f"{key}/low": format_number(low, 2),
             f"{key}/high": format_number(high, 2),
         }
