@@ -36,10 +36,10 @@ from sitegen.errors import DataError, SitegenError, UsageError, one_line, pydant
 from sitegen.importers.campaign import OWN_FILES, import_own_downloads
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.published_figures import FIGURE_ATTRIBUTE, report_figures
-from sitegen.records.campaign import read_campaigns
+from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.records.models import Manifest
-from sitegen.redact import Redactor, RedactPolicy, redact_campaign
+from sitegen.redact import EnvPolicy, Redactor, RedactPolicy, redact_campaign
 from sitegen.signing import (
     PUBLIC_KEY_FILE,
     SIGNATURE_SUFFIX,
@@ -358,9 +358,18 @@ def recompute_report(downloads: dict[str, bytes], scratch: Path) -> Report:
     issues += validate_campaigns(campaigns)
     if issues:
         raise DataError(issues)
-    # As the build does: the records are published redacted already, and redacting a
-    # label again leaves it as it is, but the tables take the types redaction gives them.
-    return make_report(redact_campaign(campaigns[0], Redactor(RedactPolicy())))
+    return make_report(redact_campaign(campaigns[0], Redactor(published_labels(campaigns[0]))))
+
+
+def published_labels(campaign: Campaign) -> RedactPolicy:
+    """Redaction that leaves published records as they are: every host name and
+    environment value in them is already the label the project chose. Applied as the
+    build applies its own, since the tables take the types redaction gives them."""
+    provenances = campaign.table.provenances
+    hosts = {p.host.hostname for p in provenances}
+    hosts |= {p.node.hostname for p in provenances if p.node is not None}
+    kept = sorted({name for p in provenances for name in p.env})
+    return RedactPolicy(hosts={host: host for host in hosts}, env=EnvPolicy(keep=kept))
 
 
 def audit_report(
