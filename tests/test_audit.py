@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 import shutil
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -206,3 +207,25 @@ def test_links_resolve_against_the_page_and_stay_in_the_version() -> None:
     links = ["../speed/", "../../../objects/ab/x.csv", "../../../../b/index.html", "#top"]
     assert linked_pages("reports/x/data/", links, "a") == ["reports/x/speed/"]
     assert linked_pages("en/", ["reports/x/", "https://example.com/"], "a") == ["en/reports/x/"]
+
+
+def test_labels_a_project_declares_are_taken_as_published(tmp_path: Path, capsys) -> None:
+    """A host label and an environment value the project publishes as recorded are the
+    records' own: the rebuilt campaign keeps them (its system table is the published one)."""
+    project = tmp_path / "project"
+    init_project(project)
+    with (project / "mkdocs.yml").open("a") as config:
+        config.write(
+            f'\nredact:\n  hosts: {{"{socket.gethostname()}": "node A"}}\n'
+            "  env:\n    keep: [OMP_NUM_THREADS, PATH]\n"
+        )
+
+    def with_path(record: dict) -> None:
+        record["provenance"]["env"]["PATH"] = "/usr/bin"
+
+    directory = publishable_campaign(tmp_path / "data", mutate=with_path).parent
+    build_site(tmp_path / "data", tmp_path / "site", project, version=VERSION)
+    system = tmp_path / "site" / "v" / VERSION / "reports" / report_address(directory)
+    assert "node A" in (system / "downloads" / "system.csv").read_text(encoding="utf-8-sig")
+    code, out = audit(tmp_path / "site", capsys)
+    assert code == 0, out
