@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from sitegen.audit import linked_pages, pick_version
@@ -22,6 +23,8 @@ from sitegen.build import build_site
 from sitegen.cli import main
 from sitegen.errors import UsageError
 from sitegen.init_project import init_project
+from sitegen.pages.i18n import Catalog
+from sitegen.pages.published_figures import figure_span
 from sitegen.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer, sign_existing
 from tests.sitefixtures import publishable_campaign, report_address
 
@@ -229,3 +232,15 @@ def test_labels_a_project_declares_are_taken_as_published(tmp_path: Path, capsys
     assert "node A" in (system / "downloads" / "system.csv").read_text(encoding="utf-8-sig")
     code, out = audit(tmp_path / "site", capsys)
     assert code == 0, out
+
+
+def test_a_template_prints_only_the_figures_of_the_table() -> None:
+    figures = {"speed/off/q/gen_tps_median": "1,234.50"}
+    span = figure_span(figures, "speed/off/q/gen_tps_median")
+    assert span == '<span data-figure="speed/off/q/gen_tps_median">1,234.50</span>'
+    with pytest.raises(jinja2.TemplateRuntimeError, match="not a figure of this report"):
+        figure_span(figures, "speed/off/q/gen_tps_max")
+    # In a catalog string the mark stays markup and the string's own text is escaped.
+    catalog = Catalog("en", {"kpi.percent": {"ja": "{value}%", "en": "<{value}%>"}})
+    assert catalog.t("kpi.percent", value=span) == f"&lt;{span}%&gt;"
+    assert catalog.t("kpi.percent", value="<b>") == "<<b>%>"  # plain text: escaped later
