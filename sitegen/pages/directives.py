@@ -46,7 +46,7 @@ from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
 from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL, slo_key
-from sitegen.statistics.overview import imported_rows, measured_rows
+from sitegen.statistics.overview import imported_rows, measured_rows, overview_selection
 from sitegen.statistics.report import Report
 from sitegen.statistics.speed import records_of
 from sitegen.statistics.sweep import Sweep, factor_values
@@ -206,6 +206,7 @@ class Directives:
         imported: ImportedReport | None = None,
         imported_reports: list[ImportedReport] = (),
         page: str = "",
+        language_home: str = "",
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -227,7 +228,10 @@ class Directives:
         self.imported = imported
         """The imported campaign an imported report page shows."""
         self.imported_reports = list(imported_reports)
-        """Every imported campaign's report (the home page lists them)."""
+        """Every imported campaign's report (the overview lists them)."""
+        self.language_home = language_home
+        """Relative path from the page to its language's home page (``../`` from the
+        overview page), for links to the reports."""
         self.quoted = [] if quoted is None else quoted
         """Every literal of the report's pages in this language, for ``literals()``
         (shared by the pages of one report)."""
@@ -329,10 +333,31 @@ class Directives:
     def report_list(self) -> Markup:
         """Every campaign's headline in one sortable table (``statistics/overview.py``):
         each measured campaign's comparisons, then each imported campaign's figures."""
+        return self.overview()
+
+    def overview(self, campaigns: object = None, columns: object = None) -> Markup:
+        """The overview table of the campaigns named by folder name, in that order, with
+        the columns named (``OVERVIEW_COLUMNS``, shown in the table's order); every
+        campaign and column when not named: ``overview(campaigns=["a", "b"],
+        columns=["speedup", "rate", "ttft"])``."""
+        measured = {report.slug: report for report in self.reports}
+        imported = {report.slug: report for report in self.imported_reports}
+        try:
+            slugs, shown = overview_selection([*measured, *imported], campaigns, columns)
+        except ValueError as exc:
+            raise jinja2.TemplateRuntimeError(f"overview({exc})") from None
+        rows = [
+            row
+            for slug in slugs
+            for row in (
+                measured_rows(measured[slug]) if slug in measured else imported_rows(imported[slug])
+            )
+        ]
         return self._render(
             "report_list.html",
-            measured=[row for report in self.reports for row in measured_rows(report)],
-            imported=[row for report in self.imported_reports for row in imported_rows(report)],
+            rows=rows,
+            columns=shown,
+            home=self.language_home,
             minimum=MIN_VALUES,
         )
 

@@ -1,5 +1,7 @@
 """The home page's overview across campaigns and the site-wide polish of issue 22: every
-overview row is a claim carrying the caveats its rules require, comparisons show latency,
+overview row is a claim carrying the caveats its rules require, a project's overview page
+shows the campaigns and columns it names and refuses names it does not know, each row
+counts its own trials, comparisons show latency,
 acceptance and memory beside the rate, one percent style, memory in GiB with the declared
 headroom, seconds with two decimals, and no internal name on a page in either language."""
 
@@ -10,13 +12,22 @@ import re
 import pytest
 
 from sitegen.build import render_site
+from sitegen.errors import DataError
 from sitegen.pages.i18n import LANGUAGES, load_catalogs
+from sitegen.pages.mkdocs import VersionBuild, site_config
 from sitegen.plan.models import ConditionSpec, SpeculationHealthSpec, SpeculativeSpec
 from sitegen.statistics.setups import SETUP_FIELDS
 from sitegen.validation.page_facts import read_page
 from sitegen.validation.rules import load_rules, registered_checks
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, hostile_plan, publishable_campaign, report_address
+from tests.sitefixtures import (
+    PROJECT,
+    copy_project,
+    hostile_plan,
+    project_page,
+    publishable_campaign,
+    report_address,
+)
 
 HEADROOM_MIB = 81_920
 
@@ -39,12 +50,17 @@ def _plan_with_headroom():
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def data(tmp_path_factory):
     data = tmp_path_factory.mktemp("overview") / "data"
     first = publishable_campaign(data, _plan_with_headroom())
     publishable_campaign(data, make_plan(name="second"))
-    rendered = render_site(data, PROJECT)
-    yield rendered, report_address(first.parent)
+    return data, report_address(first.parent)
+
+
+@pytest.fixture(scope="module")
+def site(data):
+    rendered = render_site(data[0], PROJECT)
+    yield rendered, data[1]
     rendered.scratch.cleanup()
 
 
@@ -71,6 +87,78 @@ def test_every_overview_row_is_a_claim_with_its_caveats(site, lang):
         assert claim.attrs["data-ci"] and claim.attrs["data-factor-only"] == "true"
     # The home page loads the sorting script only (no other script for the table).
     assert html.count('class="sg-sort"') == 13
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_each_row_counts_the_trials_of_its_own_comparison(site, lang):
+    t = load_catalogs(PROJECT)[lang].t
+    home = _page(site, "index.md" if lang == "ja" else "index.en.md")
+    report = next(r for r in site[0].reports if r.slug == site[1])
+    for headline in report.headline:
+        trials = int(headline.baseline["n"]) + int(headline.treatment["n"])
+        assert trials < report.excluded["measured"]  # the campaign has other inputs
+        row = t("overview.input", input=headline.comparison.input_id)
+        assert f"{row} · {t('home.trials', n=trials)}" in home
+
+
+def test_the_overview_page_in_both_languages_and_the_navigation(site, tmp_path):
+    for lang, path, home in (
+        ("ja", "overview/index.md", "../"),
+        ("en", "overview/index.en.md", "../"),
+    ):
+        html = _page(site, path)
+        reports = {
+            c.attrs["data-report"] for c in read_page(html).claims if "data-report" in c.attrs
+        }
+        assert reports == {site[1], "second"}, lang
+        assert f'href="{home}reports/second/"' in html
+        assert html.count('class="sg-sort"') == 13
+    build = VersionBuild("v", 0, {}, site[0].reports, load_catalogs(PROJECT), {})
+    config = site_config(PROJECT, tmp_path / "docs", tmp_path / "out", build)
+    assert config["nav"][:2] == ["index.md", "overview/index.md"]
+
+
+def test_a_declared_overview_shows_its_campaigns_in_order_and_its_columns(data, tmp_path):
+    project = copy_project(tmp_path / "project")
+    for lang in LANGUAGES:
+        page = project_page(project, f"{lang}/overview.md")
+        page.write_text(
+            page.read_text().replace(
+                "{{ overview() }}",
+                f'{{{{ overview(campaigns=["second", "{data[1]}"], columns=["ttft", "speedup"]) }}}}',
+            )
+        )
+    rendered = render_site(data[0], project)
+    html = rendered.docs["overview/index.en.md"].decode("utf-8")
+    rendered.scratch.cleanup()
+    rows = [c.attrs["data-report"] for c in read_page(html).claims if "data-report" in c.attrs]
+    assert rows.index("second") < rows.index(data[1])
+    headers = re.findall(r"<th[^>]*><button[^>]*>([^<]*)<", html)
+    t = load_catalogs(PROJECT)["en"].t
+    # The campaign first, then the named columns in the table's order.
+    assert headers == [t("col.report"), t("overview.speedup"), t("overview.ttft")]
+    assert t("overview.memory") not in html
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ('overview(campaigns=["nowhere"])', "campaigns: unknown campaign 'nowhere'"),
+        ('overview(columns=["speedup", "colour"])', "columns: unknown column 'colour'"),
+        ('overview(columns="speedup")', "columns: a list of column names"),
+    ],
+)
+def test_an_unknown_campaign_or_column_fails_the_build_naming_the_file(
+    data, tmp_path, call, expected
+):
+    project = copy_project(tmp_path / "project")
+    page = project_page(project, "en/overview.md")
+    page.write_text(page.read_text().replace("overview()", call))
+    with pytest.raises(DataError) as caught:
+        render_site(data[0], project)
+    (issue,) = caught.value.issues
+    assert issue.location == "content/en/overview.md"
+    assert expected in issue.message and "\n" not in str(issue)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
