@@ -34,6 +34,7 @@ from sitegen.pages.charts import (
     trials_chart,
 )
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
+from sitegen.pages.formatting import FILTERS, count, milliseconds, rate, seconds, setting
 from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.schema import SCHEMA_MODELS, field_dictionary
@@ -61,36 +62,6 @@ TABLE_PAGE_ROWS = 200
 """Rows of a chart's number table per page; more rows are JSON pages loaded on demand."""
 
 
-def format_number(value: Any, digits: int | None = None) -> str:
-    """Thousands separators; ``digits`` decimals, or a whole number when ``digits`` is None;
-    ``-`` for missing values (None, NaN, pandas NA)."""
-    try:
-        if value is None or math.isnan(float(value)):
-            return "-"
-    except TypeError:  # pandas NA refuses float()
-        return "-"
-    if digits is None:
-        return f"{round(float(value)):,}"
-    return f"{float(value):,.{digits}f}"
-
-
-def format_gib(mib: Any) -> str:
-    """Memory recorded in MiB, shown in GiB with 2 decimals (``-`` when missing)."""
-    shown = format_number(mib)
-    return shown if shown == "-" else format_number(float(mib) / 1024, 2)
-
-
-def format_signed(value: Any, digits: int = 1) -> str:
-    """``format_number`` with an explicit sign (``+21.7``, ``-3.0``); a value that rounds to
-    zero has none (``0.0``); ``-`` for missing values."""
-    shown = format_number(value, digits)
-    if shown == "-":
-        return shown
-    if not shown.strip("-0.,"):
-        return shown.lstrip("-")
-    return shown if shown.startswith("-") else f"+{shown}"
-
-
 @cache
 def html_environment(partials_dir: str) -> jinja2.Environment:
     """The environment for partials: autoescape on, undefined names are errors. One per
@@ -105,9 +76,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["num"] = format_number
-    env.filters["signed"] = format_signed
-    env.filters["gib"] = format_gib
+    env.filters.update(FILTERS)
     env.filters["script_json"] = lambda value: Markup(script_json(value))
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
@@ -410,8 +379,8 @@ class Directives:
                 report.condition_labels[row["condition_id"]],
                 row["input_id"],
                 str(row["seed"]),
-                format_number(row[metric], 2),
-                format_number(row["generated_tokens"]),
+                (rate if metric.endswith("tps") else seconds)(row[metric]),
+                count(row["generated_tokens"]),
                 self.catalog.t(f"finish.{row['finish']}"),
             ]
             for row in trials.to_dict("records")
@@ -447,7 +416,7 @@ class Directives:
         if value is None:
             # No draft length is speculation off; other unset factors take the default.
             return self.catalog.t("sweep.off" if factor == "draft_max" else "sweep.unset")
-        return f"{value:g}" if isinstance(value, float) else str(value)
+        return setting(value)
 
     def _series_label(self, values: dict[str, Any]) -> str:
         """A sweep series in the page's language, e.g. ``温度 0.7 · 同時リクエスト 2``."""
@@ -748,13 +717,13 @@ class Directives:
             return ""
         separator = "、" if self.catalog.lang == "ja" else ", "
         declared = [
-            ("ttft", slo.ttft_p95_s, 2),
-            ("itl", slo.itl_p99_ms, 1),
-            ("e2e", slo.e2e_p95_s, 2),
+            ("ttft", slo.ttft_p95_s, seconds),
+            ("itl", slo.itl_p99_ms, milliseconds),
+            ("e2e", slo.e2e_p95_s, seconds),
         ]
         return separator.join(
-            self.catalog.t(f"load.target.{name}", value=format_number(value, digits))
-            for name, value, digits in declared
+            self.catalog.t(f"load.target.{name}", value=shown(value))
+            for name, value, shown in declared
             if value is not None
         )
 

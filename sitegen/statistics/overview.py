@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from sitegen.pages.formatting import setting
 from sitegen.statistics.imported import ImportedComparison, ImportedReport, ImportedRow
 from sitegen.statistics.report import HeadlineRow, Report
 from sitegen.statistics.system import SystemCondition
@@ -160,7 +161,7 @@ def measured_setup(report: Report, condition_id: str) -> Setup:
     )
     model = _joined(_values(system, "model"))
     quantization = _joined(_values(system, "quantization"))
-    temperature = _joined([f"{float(v):g}" for v in _values(system, "sampling_temperature")])
+    temperature = _joined([setting(float(v)) for v in _values(system, "sampling_temperature")])
     return Setup(
         engine=engine,
         model=f"{model} · {quantization}" if model and quantization else model or quantization,
@@ -226,7 +227,7 @@ def imported_setup(report: ImportedReport, condition_id: str) -> Setup:
         devices=devices,
         split=None,
         interconnect=d.hardware.interconnect,
-        temperature=None if temperature is None else f"{temperature:g}",
+        temperature=None if temperature is None else setting(float(temperature)),
         draft=condition.speculative.label,
     )
 
