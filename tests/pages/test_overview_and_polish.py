@@ -20,6 +20,7 @@ from sitegen.statistics.setups import SETUP_FIELDS
 from sitegen.validation.page_facts import read_page
 from sitegen.validation.rules import load_rules, registered_checks
 from tests.conftest import make_plan
+from tests.statistics.test_quality_records import quality_plan
 from tests.sitefixtures import (
     PROJECT,
     copy_project,
@@ -27,6 +28,7 @@ from tests.sitefixtures import (
     project_page,
     publishable_campaign,
     report_address,
+    sweep_plan,
 )
 
 HEADROOM_MIB = 81_920
@@ -214,8 +216,22 @@ def test_the_figure_scan_finds_what_no_formatter_prints(html, broken):
     assert stray_figures(shown + f"<code>{html}</code>") == []
 
 
+@pytest.fixture(scope="module")
+def rich_site(tmp_path_factory, site):
+    """The overview's campaigns, a sweep over draft length and concurrency (sweep and
+    Pareto pages) and a quality evaluation: every kind of figure a page prints."""
+    data = tmp_path_factory.mktemp("figures") / "data"
+    publishable_campaign(data, _plan_with_headroom())
+    publishable_campaign(data, sweep_plan(concurrency=True))
+    publishable_campaign(data, quality_plan())
+    rendered = render_site(data, PROJECT)
+    yield rendered, None
+    rendered.scratch.cleanup()
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_every_figure_on_every_page_is_in_a_formatter_style(site, lang):
+def test_every_figure_on_every_page_is_in_a_formatter_style(rich_site, lang):
+    site = rich_site
     suffix = "" if lang == "ja" else ".en"
     pages = [
         name
