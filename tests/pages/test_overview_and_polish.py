@@ -230,6 +230,15 @@ def rich_site(tmp_path_factory):
     rendered.scratch.cleanup()
 
 
+def test_every_catalog_writes_percent_one_way():
+    """The formatter prints a percentage's figure; the catalogs add its sign, right after
+    the figure in both languages (pages a test site does not reach included)."""
+    for lang, catalog in load_catalogs(PROJECT).items():
+        spaced = [k for k, v in catalog.strings.items() if re.search(r"\}\s+[%％]|％", v[lang])]
+        assert spaced == [], lang
+        assert catalog.t("kpi.percent", value="1") == "1%"
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_figure_on_every_page_is_in_a_formatter_style(rich_site, lang):
     site = rich_site
