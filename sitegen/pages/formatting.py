@@ -115,6 +115,12 @@ def setting(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def hover(axis: str, share: bool = False) -> str:
+    """A chart's hover text for the value on ``axis`` (plotly's d3 format): 2 decimals, as
+    the page prints rates, seconds and ratios; a ``share`` (0–1) as percent with 1."""
+    return f"%{{{axis}:{'.1%' if share else ',.2f'}}}"
+
+
 FILTERS = {
     "num": fixed,
     "count": count,
