@@ -1,7 +1,7 @@
 """A report's published figures as the pages print them: ``{figure id: text}`` (pure).
 
 The report partials print a figure only through ``figure(id)``, which looks its text up
-here and marks it ``<span data-figure="ID">TEXT</span>``; ``sitegen audit`` recomputes
+here (formatted by ``pages/formatting.py``, as every figure is) and marks it ``<span data-figure="ID">TEXT</span>``; ``sitegen audit`` recomputes
 this table from a version's downloads and compares every marked figure of every page with
 it. One table, so a page cannot print a figure other than the one the audit recomputes.
 
@@ -22,49 +22,56 @@ Ids are ``/``-separated (plan ids never hold a ``/``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape
 
-from sitegen.pages.directives import format_gib, format_number, format_signed
+from sitegen.pages.formatting import (
+    count,
+    gib,
+    median_count,
+    percent,
+    rate,
+    ratio,
+    seconds,
+    seconds_as_ms,
+    signed,
+)
 from sitegen.statistics.latency import PERCENTILES
 from sitegen.statistics.report import Report
 from sitegen.statistics.speed import records_of
 
 FIGURE_ATTRIBUTE = "data-figure"
 
-SPEED_COLUMNS: dict[str, int | None] = {
-    "n": None,
-    "gen_tps_median": 2,
-    "gen_tps_q1": 2,
-    "gen_tps_q3": 2,
-    "gen_tps_p10": 2,
-    "gen_tps_p90": 2,
-    "gen_tps_min": 2,
-    "gen_tps_max": 2,
-    "outliers": None,
-    "native_tps_median": 2,
-    "prompt_processing_s_median": 2,
-    "ttft_s_median": 2,
-    "t_first_visible_s_median": 2,
-    "t_first_answer_s_median": 2,
-    "t_natural_finish_s_median": 2,
-    "e2e_s_median": 2,
-    "generated_tokens_median": 1,
-    "reasoning_tokens_median": 1,
-    "answer_tokens_median": 1,
+SPEED_COLUMNS: dict[str, Callable[[Any], str]] = {
+    "n": count,
+    "gen_tps_median": rate,
+    "gen_tps_q1": rate,
+    "gen_tps_q3": rate,
+    "gen_tps_p10": rate,
+    "gen_tps_p90": rate,
+    "gen_tps_min": rate,
+    "gen_tps_max": rate,
+    "outliers": count,
+    "native_tps_median": rate,
+    "acceptance": percent,
+    "acceptance_median": percent,
+    "prompt_processing_s_median": seconds,
+    "ttft_s_median": seconds,
+    "t_first_visible_s_median": seconds,
+    "t_first_answer_s_median": seconds,
+    "t_natural_finish_s_median": seconds,
+    "e2e_s_median": seconds,
+    "generated_tokens_median": median_count,
+    "reasoning_tokens_median": median_count,
+    "answer_tokens_median": median_count,
 }
-"""Speed summary columns a page prints, with their decimals (``None``: a whole number)."""
+"""Speed summary columns a page prints, each with its formatter."""
 
 MILLISECOND_METRICS = ("tpot_s", "itl_s")
 """Latency metrics printed in milliseconds (per-token times are small)."""
-
-
-def _percent(value: Any, digits: int, sign: bool = False) -> str:
-    if value is None:
-        return format_number(None)
-    return (format_signed if sign else format_number)(value * 100, digits)
 
 
 def report_figures(report: Report) -> dict[str, str]:
@@ -72,44 +79,40 @@ def report_figures(report: Report) -> dict[str, str]:
     figures: dict[str, str] = {}
     for row in records_of(report.summary):
         key = f"speed/{row['condition_id']}/{row['input_id']}"
-        for column, digits in SPEED_COLUMNS.items():
-            if column in row:
-                figures[f"{key}/{column}"] = format_number(row[column], digits)
-        figures[f"{key}/acceptance"] = _percent(row.get("acceptance"), 1)
-        figures[f"{key}/acceptance_median"] = _percent(row.get("acceptance_median"), 1)
+        for column, shown in SPEED_COLUMNS.items():
+            figures[f"{key}/{column}"] = shown(row.get(column))
     for comparison in report.comparisons:
         if comparison.ratio is None:
             continue
         key = f"ratio/{comparison.baseline}/{comparison.treatment}/{comparison.input_id}"
         low, high = comparison.ratio_interval
         figures |= {
-            f"{key}/ratio": format_number(comparison.ratio, 2),
-            f"{key}/change": format_signed(comparison.change_percent, 1),
-            f"{key}/low": format_number(low, 2),
-            f"{key}/high": format_number(high, 2),
+            f"{key}/ratio": ratio(comparison.ratio),
+            f"{key}/change": signed(comparison.change_percent, 1),
+            f"{key}/low": ratio(low),
+            f"{key}/high": ratio(high),
         }
     for row in records_of(report.latency):
         key = f"latency/{row['condition_id']}/{row['input_id']}/{row['metric']}"
-        scale = 1000 if row["metric"] in MILLISECOND_METRICS else 1
+        shown = seconds_as_ms if row["metric"] in MILLISECOND_METRICS else seconds
         for column in ("mean", *(f"p{p}" for p in PERCENTILES), "max"):
-            value = row[column]
-            figures[f"{key}/{column}"] = format_number(None if value is None else value * scale, 2)
+            figures[f"{key}/{column}"] = shown(row[column])
     for row in records_of(report.memory):
         key = f"memory/{row['condition_id']}/{row['device']}"
-        figures[f"{key}/median"] = format_gib(row["median_mib"])
-        figures[f"{key}/max"] = format_gib(row["max_mib"])
+        figures[f"{key}/median"] = gib(row["median_mib"])
+        figures[f"{key}/max"] = gib(row["max_mib"])
     for overview in report.condition_overview:
         key = f"conditions/{overview.condition_id}"
-        figures[f"{key}/n"] = format_number(overview.n)
-        figures[f"{key}/length_capped"] = format_number(overview.length_capped)
+        figures[f"{key}/n"] = count(overview.n)
+        figures[f"{key}/length_capped"] = count(overview.length_capped)
     primary = report.quality.primary if report.quality is not None else None
     if primary is not None:
         figures |= {
-            "quality/difference": _percent(primary.difference, 2),
-            "quality/difference_signed": _percent(primary.difference, 2, sign=True),
-            "quality/lower_bound": _percent(primary.lower_bound, 2),
-            "quality/lower_bound_signed": _percent(primary.lower_bound, 2, sign=True),
-            "quality/margin": _percent(primary.margin, 1),
+            "quality/difference": percent(primary.difference, 2),
+            "quality/difference_signed": signed(primary.difference * 100, 2),
+            "quality/lower_bound": percent(primary.lower_bound, 2),
+            "quality/lower_bound_signed": signed(primary.lower_bound * 100, 2),
+            "quality/margin": percent(primary.margin),
         }
     return figures
 

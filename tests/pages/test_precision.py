@@ -19,7 +19,7 @@ from sitegen.build import render_site
 from sitegen.pages.i18n import load_catalogs
 from sitegen.plan.models import ConditionSpec, DocumentSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, report_address
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address, unmarked
 from tests.statistics.test_quality_records import quality_plan
 
 SEED_RATES = {
@@ -108,11 +108,6 @@ def _speed_table(page: str) -> str:
     """The speed summary's tables: the rates, then the limits they were measured under."""
     start = page.index('data-claim="speed-table"')
     return page[start : page.index('<p class="sg-caveat">', start)]
-
-
-def unmarked(html: str) -> str:
-    """``html`` without the marks the audit reads (``data-figure``), their text kept."""
-    return re.sub(r'<span data-figure="[^"]*">([^<]*)</span>', r"\1", html)
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
