@@ -51,6 +51,8 @@ from sitegen.site_layout import LATEST_ALIAS, VERSIONS_DIR, VERSIONS_FILE
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import validate_campaigns
 
+OBJECTS_DIR = "objects"
+"""Site-root folder of a content-addressed archive's files."""
 OBJECTS_FILE = "objects.json"
 """A version's map of version-relative paths to site-root-relative object paths."""
 DOWNLOADS = "downloads"
@@ -96,6 +98,8 @@ class AuditResult:
     """Downloads whose SHA-256 was checked."""
     tables: int = 0
     """Derived downloads compared with their recomputed bytes."""
+    checked: dict[str, str] = field(default_factory=dict)
+    """Site-root path of each download whose SHA-256 was checked → that SHA-256."""
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What was not checked, and why."""
@@ -174,9 +178,12 @@ class VersionFiles:
             raise SitegenError(f"{self.prefix}{OBJECTS_FILE}: not a JSON object")
         self.objects: dict[str, str] = objects
 
+    def location(self, path: str) -> str:
+        """Where the site holds the version's file ``path`` (site-root-relative)."""
+        return self.objects.get(path) or self.prefix + path
+
     def read(self, path: str) -> bytes | None:
-        stored = self.objects.get(path)
-        return self.site.read(stored) if stored else self.site.read(self.prefix + path)
+        return self.site.read(self.location(path))
 
 
 # --------------------------------------------------------------------------- pages
@@ -239,6 +246,22 @@ def linked_pages(page: str, links: Iterable[str], label: str) -> list[str]:
         )
         if path.endswith("/") or path.endswith(".html"):
             found.append(path.lstrip("/"))
+    return found
+
+
+def download_links(page: str, links: Iterable[str], label: str) -> list[str]:
+    """The site-root paths of the downloads ``links`` of ``page`` reach: under a report's
+    ``downloads/`` or in ``objects/`` (a content-addressed archive)."""
+    found = []
+    for link in links:
+        target = urllib.parse.urlsplit(
+            urllib.parse.urljoin(f"http://site.invalid/{VERSIONS_DIR}/{label}/{page}", link)
+        )
+        path = posixpath.normpath(target.path).lstrip("/")
+        if target.netloc == "site.invalid" and (
+            path.startswith(f"{OBJECTS_DIR}/") or f"/{DOWNLOADS}/" in path
+        ):
+            found.append(path)
     return found
 
 
@@ -400,6 +423,12 @@ def audit_report(
     downloads = {name: files.read(where + name) for name in sums_names(sums)}
     result.findings += checksum_findings(where, sums, downloads)
     result.files += sum(data is not None for data in downloads.values())
+    own = {SUMS_FILE: sums, SUMS_FILE + SIGNATURE_SUFFIX: signature}
+    result.checked |= {
+        files.location(where + name): hashlib.sha256(data).hexdigest()
+        for name, data in (downloads | own).items()
+        if data is not None
+    }
     if any(downloads.get(name) is None for name in OWN_FILES):
         result.notes.append(
             f"reports/{slug}: not recomputed (its downloads are not a measured campaign's "
@@ -427,6 +456,29 @@ def audit_report(
                 where + name, downloads[name], recomputed[name].read_bytes()
             )
     return report_figures(report)
+
+
+def link_findings(
+    site: PublishedSite, label: str, pages: dict[str, str], checked: dict[str, str]
+) -> list[Finding]:
+    """Each download link of a report page that does not reach a file whose SHA-256 was
+    checked: a link to another copy is fetched, and must hold the bytes checked."""
+    findings = []
+    digests = set(checked.values())
+    for page, html in pages.items():
+        if report_of(page) is None:
+            continue
+        for path in download_links(page, read_marks(html).links, label):
+            if path in checked:
+                continue
+            data = site.read(path)
+            if data is None or hashlib.sha256(data).hexdigest() not in digests:
+                findings.append(
+                    Finding(page, f"links {path}, which is not a file {SUMS_FILE} lists")
+                )
+            else:
+                checked[path] = hashlib.sha256(data).hexdigest()
+    return findings
 
 
 def crawl(files: VersionFiles) -> dict[str, str]:
@@ -476,6 +528,7 @@ def audit_site(location: str, label: str | None = None) -> AuditResult:
             result.findings.append(
                 Finding(f"reports/{slug}/", "no page marks a figure: nothing to compare")
             )
+    result.findings += link_findings(site, files.label, pages, result.checked)
     for page, found in marks.items():
         slug = report_of(page)
         result.figures += len(found)

@@ -179,22 +179,34 @@ def test_a_changed_record_of_an_unsigned_site_is_named_by_its_figures(
 def test_a_version_whose_downloads_are_objects_is_read_through_its_map(
     site: Path, published, capsys
 ) -> None:
-    """A content-addressed archive: the downloads lie in ``objects/`` at the site root and
-    ``v/<label>/objects.json`` maps their version paths there; the plain paths are gone."""
-    version = site / "v" / VERSION
+    """A content-addressed archive: the downloads lie in ``objects/`` at the site root,
+    ``v/<label>/objects.json`` maps their version paths there and the pages link there."""
+    version, slug = site / "v" / VERSION, published[1]
     objects = {}
-    for file in sorted((version / "reports" / published[1] / "downloads").iterdir()):
+    for file in sorted((version / "reports" / slug / "downloads").iterdir()):
         stored = f"objects/{hashlib.sha256(file.read_bytes()).hexdigest()}/{file.name}"
         (site / stored).parent.mkdir(parents=True)
         file.rename(site / stored)
         objects[file.relative_to(version).as_posix()] = stored
     (version / "objects.json").write_text(json.dumps(objects))
+    # The pages still link the plain paths, which are gone: each link is named.
+    code, out = audit(site, capsys)
+    assert code == 1
+    assert f"en/reports/{slug}/data/ · links v/{VERSION}/reports/{slug}/downloads/trials.csv" in out
+    for page in version.rglob("index.html"):
+        up = "../" * len(page.parent.relative_to(site).parts)
+        html = re.sub(
+            r'href="(?:\.\./)*(reports/[^"]+/downloads/[^"]+)"',
+            lambda link, up=up: f'href="{up}{objects[link[1]]}"',
+            page.read_text(),
+        )
+        page.write_text(html)
     code, out = audit(site, capsys)
     assert code == 0, out
-    trials = site / objects[f"reports/{published[1]}/downloads/trials.csv"]
+    trials = site / objects[f"reports/{slug}/downloads/trials.csv"]
     trials.write_bytes(trials.read_bytes().replace(b"\n", b"\n ", 1))
     code, out = audit(site, capsys)
-    assert code == 1 and f"reports/{published[1]}/downloads/trials.csv · altered" in out
+    assert code == 1 and f"reports/{slug}/downloads/trials.csv · altered" in out
 
 
 def test_the_version_is_the_latest_unless_named() -> None:
