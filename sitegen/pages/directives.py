@@ -23,6 +23,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from sitegen.engine.registry import PREFILL_SOURCES
+from sitegen.formatting import FILTERS, count, milliseconds, rate, seconds, setting
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import (
     PALETTE,
@@ -34,7 +35,6 @@ from sitegen.pages.charts import (
     trials_chart,
 )
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE, DownloadFile
-from sitegen.pages.formatting import FILTERS, count, milliseconds, rate, seconds, setting
 from sitegen.pages.i18n import Catalog, shipped_keys
 from sitegen.pages.published_figures import figure_span, report_figures
 from sitegen.pages.safe_json import script_json

@@ -1,9 +1,10 @@
 """A report's published figures as the pages print them: ``{figure id: text}`` (pure).
 
 The report partials print a figure only through ``figure(id)``, which looks its text up
-here (formatted by ``pages/formatting.py``, as every figure is) and marks it ``<span data-figure="ID">TEXT</span>``; ``sitegen audit`` recomputes
-this table from a version's downloads and compares every marked figure of every page with
-it. One table, so a page cannot print a figure other than the one the audit recomputes.
+here (formatted by ``sitegen/formatting.py``, as every figure is) and marks it
+``<span data-figure="ID">TEXT</span>``; ``sitegen audit`` recomputes this table from a
+version's downloads and compares every marked figure of every page with it. One table,
+so a page cannot print a figure other than the one the audit recomputes.
 
 Ids are ``/``-separated (plan ids never hold a ``/``):
 
@@ -28,7 +29,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from sitegen.pages.formatting import (
+from sitegen.formatting import (
     count,
     gib,
     median_count,

@@ -10,8 +10,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from sitegen.formatting import hover
 from sitegen.pages.directives import html_environment
-from sitegen.pages.formatting import hover
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.safe_json import script_json
 from sitegen.project import packaged_theme

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from sitegen.pages.formatting import setting
+from sitegen.formatting import setting
 from sitegen.statistics.imported import ImportedComparison, ImportedReport, ImportedRow
 from sitegen.statistics.report import HeadlineRow, Report
 from sitegen.statistics.system import SystemCondition

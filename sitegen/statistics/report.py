@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from sitegen.pages.formatting import gib, percent
+from sitegen.formatting import gib, percent
 from sitegen.plan.expand import iter_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan

@@ -183,7 +183,7 @@ STRAY_FIGURES = {
     "a space before %": re.compile(r"\d\s+[%％]"),
     "no thousands separator": re.compile(r"(?<![\w.,#/:-])\d{5,}(?![\w,]|\.\d)"),
 }
-"""Figures printed outside the formatter's styles (``sitegen/pages/formatting.py``): every
+"""Figures printed outside the formatter's styles (``sitegen/formatting.py``): every
 rate, time, ratio and percentage has at most 2 decimals, a percent sign follows its figure
 without a space, and a count from 10,000 up separates its thousands."""
 SEEDS = re.compile(r"(?i)(?:\bseeds?|シード)\W{0,3}\d+")
