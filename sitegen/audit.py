@@ -37,7 +37,7 @@ from sitegen.importers.campaign import OWN_FILES, import_own_downloads
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.published_figures import FIGURE_ATTRIBUTE, report_figures
 from sitegen.records.campaign import Campaign, read_campaigns
-from sitegen.records.layout import CAMPAIGNS_DIR
+from sitegen.records.layout import CAMPAIGNS_DIR, IMPORT_FILE
 from sitegen.records.models import Manifest
 from sitegen.redact import EnvPolicy, Redactor, RedactPolicy, redact_campaign
 from sitegen.signing import (
@@ -100,6 +100,8 @@ class AuditResult:
     """Derived downloads compared with their recomputed bytes."""
     checked: dict[str, str] = field(default_factory=dict)
     """Site-root path of each download whose SHA-256 was checked → that SHA-256."""
+    hashed: set[str] = field(default_factory=set)
+    """The reports whose downloads were checked against their ``SHA256SUMS``."""
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What was not checked, and why."""
@@ -189,7 +191,7 @@ class VersionFiles:
 # --------------------------------------------------------------------------- pages
 
 
-class _PageParser(HTMLParser):
+class PageMarks(HTMLParser):
     """A page's links (``href``) and its marked figures (``data-figure``) with their text."""
 
     def __init__(self) -> None:
@@ -216,8 +218,8 @@ class _PageParser(HTMLParser):
             self._figure = None
 
 
-def read_marks(html: str) -> _PageParser:
-    parser = _PageParser()
+def read_marks(html: str) -> PageMarks:
+    parser = PageMarks()
     parser.feed(html)
     parser.close()
     return parser
@@ -407,9 +409,16 @@ def audit_report(
     ``result``)."""
     where = f"reports/{slug}/{DOWNLOADS}/"
     sums = files.read(where + SUMS_FILE)
+    if sums is None and files.read(where + IMPORT_FILE) is not None:
+        result.notes.append(
+            f"reports/{slug}: not checked (an imported report: its downloads carry no "
+            f"{SUMS_FILE}, and its figures are its source tool's)"
+        )
+        return None
     if sums is None:
         result.findings.append(Finding(where + SUMS_FILE, "not published: nothing to check"))
         return None
+    result.hashed.add(slug)
     signature = files.read(where + SUMS_FILE + SIGNATURE_SUFFIX)
     if key is not None:
         problem = signature_problem(sums, signature, key, SUMS_FILE + SIGNATURE_SUFFIX)
@@ -459,16 +468,20 @@ def audit_report(
 
 
 def link_findings(
-    site: PublishedSite, label: str, pages: dict[str, str], checked: dict[str, str]
+    site: PublishedSite,
+    label: str,
+    pages: dict[str, PageMarks],
+    checked: dict[str, str],
+    reports: set[str],
 ) -> list[Finding]:
-    """Each download link of a report page that does not reach a file whose SHA-256 was
-    checked: a link to another copy is fetched, and must hold the bytes checked."""
+    """Each download link of a page of ``reports`` that does not reach a file whose
+    SHA-256 was checked: a link to another copy is fetched, and must hold those bytes."""
     findings = []
     digests = set(checked.values())
-    for page, html in pages.items():
-        if report_of(page) is None:
+    for page, parsed in pages.items():
+        if report_of(page) not in reports:
             continue
-        for path in download_links(page, read_marks(html).links, label):
+        for path in download_links(page, parsed.links, label):
             if path in checked:
                 continue
             data = site.read(path)
@@ -481,10 +494,10 @@ def link_findings(
     return findings
 
 
-def crawl(files: VersionFiles) -> dict[str, str]:
+def crawl(files: VersionFiles) -> dict[str, PageMarks]:
     """Every page of the version reachable from its home pages (both languages), by
-    address (``en/reports/x/``)."""
-    pages: dict[str, str] = {}
+    address (``en/reports/x/``), read for its links and marked figures."""
+    pages: dict[str, PageMarks] = {}
     queue = ["", "en/"]
     while queue:
         page = queue.pop()
@@ -493,8 +506,8 @@ def crawl(files: VersionFiles) -> dict[str, str]:
         data = files.read(page_file(page))
         if data is None:
             continue
-        pages[page] = data.decode("utf-8", errors="replace")
-        queue += linked_pages(page, read_marks(pages[page]).links, files.label)
+        pages[page] = read_marks(data.decode("utf-8", errors="replace"))
+        queue += linked_pages(page, pages[page].links, files.label)
     return pages
 
 
@@ -513,7 +526,6 @@ def audit_site(location: str, label: str | None = None) -> AuditResult:
         key = parse_public_key(key_line.decode("utf-8", errors="replace"), PUBLIC_KEY_FILE)
         result.key_fingerprint = fingerprint(key)
     pages = crawl(files)
-    marks = {page: read_marks(html).figures for page, html in pages.items()}
     result.pages = len(pages)
     slugs = sorted({slug for page in pages if (slug := report_of(page))})
     if not slugs:
@@ -523,15 +535,17 @@ def audit_site(location: str, label: str | None = None) -> AuditResult:
         for slug in slugs:
             figures[slug] = audit_report(files, slug, key, Path(scratch) / slug, result)
     for slug in slugs:
-        marked = sum(len(marks[p]) for p in pages if report_of(p) == slug)
+        marked = sum(len(parsed.figures) for p, parsed in pages.items() if report_of(p) == slug)
         if figures[slug] is not None and not marked:
             result.findings.append(
                 Finding(f"reports/{slug}/", "no page marks a figure: nothing to compare")
             )
-    result.findings += link_findings(site, files.label, pages, result.checked)
-    for page, found in marks.items():
+    result.findings += link_findings(site, files.label, pages, result.checked, result.hashed)
+    for page, parsed in pages.items():
         slug = report_of(page)
-        result.figures += len(found)
-        result.findings += figure_findings(page, found, figures.get(slug) if slug else None)
+        result.figures += len(parsed.figures)
+        result.findings += figure_findings(
+            page, parsed.figures, figures.get(slug) if slug else None
+        )
     result.notes.append(NOT_RECOMPUTED)
     return result

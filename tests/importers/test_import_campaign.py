@@ -400,7 +400,7 @@ def test_vllm_speculative_totals_are_a_pooled_acceptance_marked_as_such(workdir:
     assert 'data-refused="acceptance_per_trial"' in html
 
 
-def test_a_comparison_shows_which_side_was_imported_and_no_ratio(workdir: Path) -> None:
+def test_a_comparison_shows_which_side_was_imported_and_no_ratio(workdir: Path, capsys) -> None:
     from tests.sitefixtures import publishable_campaign, report_address
 
     measured = publishable_campaign(workdir / "data").parent
@@ -433,3 +433,8 @@ def test_a_comparison_shows_which_side_was_imported_and_no_ratio(workdir: Path) 
     )
     assert "imported from vLLM bench serve (version not stated), not measured by sitegen" in text
     assert "measured by sitegen" in text and "No ratio across these rows" in text
+    # The audit checks the measured report and says what it cannot of the imported one.
+    capsys.readouterr()
+    assert run("audit", str(workdir / "site")) == 0
+    out = capsys.readouterr().out
+    assert "reports/vl: not checked (an imported report" in out and "ok: every figure" in out
