@@ -209,6 +209,12 @@ def test_a_version_whose_downloads_are_objects_is_read_through_its_map(
     assert code == 1 and f"reports/{slug}/downloads/trials.csv · altered" in out
 
 
+def test_no_site_or_no_such_version_is_exit_2(published, tmp_path: Path, capsys) -> None:
+    assert main(["audit", str(tmp_path)]) == 2
+    assert main(["audit", str(published[0]), "--version", "b"]) == 2
+    assert "--version b: not published (known: a)" in capsys.readouterr().err
+
+
 def test_the_version_is_the_latest_unless_named() -> None:
     listing = json.dumps(
         [{"version": "b", "aliases": ["latest"]}, {"version": "a", "aliases": []}]
