@@ -80,9 +80,7 @@ def unchanged_versions(data: Path, work: Path, counts: list[int]) -> list[tuple[
     return rows
 
 
-def added_campaigns(
-    data: Path, work: Path, count: int
-) -> list[tuple[str, int, int, int, int]]:
+def added_campaigns(data: Path, work: Path, count: int) -> list[tuple[str, int, int, int, int]]:
     """(label, disk growth, host growth, the new campaign's data bytes, its report's
     published bytes) per version."""
     data = shutil.copytree(data, work / "growing" / "data")
@@ -111,7 +109,11 @@ def added_campaigns(
 def report_bytes(version: Path, prefix: str) -> int:
     """Bytes of a report's published files (pages and the objects they name)."""
     moved = json.loads((version / "objects.json").read_text())
-    sizes = [(version.parents[1] / obj).stat().st_size for p, obj in moved.items() if p.startswith(prefix)]
+    sizes = [
+        (version.parents[1] / obj).stat().st_size
+        for p, obj in moved.items()
+        if p.startswith(prefix)
+    ]
     sizes += [p.stat().st_size for p in (version / prefix).rglob("*") if p.is_file()]
     return sum(sizes)
 
