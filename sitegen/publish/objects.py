@@ -108,15 +108,16 @@ def _resolve(page: str, url: str) -> str:
     return f"{resolved}/" if path.endswith("/") and resolved else resolved
 
 
-def rewrite_page(page: str, text: str, placement: Placement, version_path: str) -> str:
+def rewrite_page(page: str, text: str, placement: Placement, version_url: str) -> str:
     """``text`` of the version's page ``page`` with every reference to a moved file or
-    folder pointing at its object. ``version_path``: the version's URL path from the host
-    (``/v/<label>/`` below the ``site_url``'s path).
+    folder pointing at its object. ``version_url``: the address of the version's root
+    (``<site_url>v/<label>/``).
 
-    Other pages' root-absolute links into the version (mkdocs writes the language links of
-    the home pages so) become relative, and the 404 page's links are normalised: with the
-    objects, a version whose data did not change gets pages byte for byte those of the
-    version before it."""
+    Other pages' links into the version by its address (mkdocs writes the language links
+    of the home pages from the host's root, and the canonical link in full) become
+    relative, and the 404 page's links are normalised: with the objects, a version whose
+    data did not change gets pages byte for byte those of the version before it."""
+    version_path = urlsplit(version_url).path
     site_path = _site_path(version_path)
     to_root = "../" * (page.count("/") + VERSION_TO_ROOT.count("../"))
 
@@ -128,6 +129,8 @@ def rewrite_page(page: str, text: str, placement: Placement, version_path: str) 
 
     def rewritten(value: str) -> str:
         url = html.unescape(value)
+        if url.startswith(version_url) and page != NOT_FOUND_PAGE:
+            url = version_path + url[len(version_url) :]
         parts = urlsplit(url)
         if parts.scheme or parts.netloc or not parts.path:
             return value
@@ -182,13 +185,13 @@ def drop_source_maps(version_dir: Path) -> None:
             path.write_bytes(stripped)
 
 
-def move_to_objects(version_dir: Path, site: Path, placement: Placement, version_path: str) -> None:
+def move_to_objects(version_dir: Path, site: Path, placement: Placement, version_url: str) -> None:
     """Rewrite the version's pages and move its placed files to ``site/objects/``; an
     object already there (another version's, the same bytes by its name) is kept."""
     for page in sorted(version_dir.rglob("*.html")):
         relative = page.relative_to(version_dir).as_posix()
         text = page.read_text(encoding="utf-8")
-        rewritten = rewrite_page(relative, text, placement, version_path)
+        rewritten = rewrite_page(relative, text, placement, version_url)
         if rewritten != text:
             page.write_text(rewritten, encoding="utf-8")
     for path, object_path in sorted(placement.moved.items()):

@@ -8,7 +8,6 @@ import json
 import shutil
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
 from markupsafe import escape
 
@@ -83,7 +82,7 @@ def _publish_in(
     version_dir = site / VERSIONS_DIR / build.label
     render_version(build, project_dir, staging, version_dir)
     kill_point("after-render")
-    objects = _store_objects(version_dir, site, urlsplit(build_url(project_dir, build.label)).path)
+    objects = _store_objects(version_dir, site, build_url(project_dir, build.label))
     shared = shared_assets()
     version = PublishedVersion(
         build.label,
@@ -112,7 +111,7 @@ def build_url(project_dir: Path, label: str) -> str:
     return version_url(read_site_settings(project_dir), label)
 
 
-def _store_objects(version_dir: Path, site: Path, version_path: str) -> dict[str, str]:
+def _store_objects(version_dir: Path, site: Path, version_url: str) -> dict[str, str]:
     """Move the rendered version's shared files to ``site/objects/`` (see ``objects``),
     write its ``objects.json``; returns its objects (site-root path → sha256)."""
     drop_source_maps(version_dir)
@@ -123,7 +122,7 @@ def _store_objects(version_dir: Path, site: Path, version_path: str) -> dict[str
         if path.endswith(".html")
     }
     placement = place_objects(rendered, pages)
-    move_to_objects(version_dir, site, placement, version_path)
+    move_to_objects(version_dir, site, placement, version_url)
     object_map = json.dumps(placement.moved, indent=1, sort_keys=True) + "\n"
     (version_dir / OBJECT_MAP).write_text(object_map, encoding="utf-8")
     return {placement.moved[path]: rendered[path] for path in placement.moved}

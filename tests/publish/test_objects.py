@@ -183,19 +183,21 @@ def test_pages_name_objects_relative_to_themselves_and_the_404_from_the_root():
     page = rewrite_page(
         "reports/r/index.html",
         '<a href="downloads/a.csv?x=1#t">a</a><a href="/docs/v/l/en/">en</a>'
+        '<link rel="canonical" href="https://e.org/docs/v/l/reports/r/">'
         '<link href="../../assets/css/x.css"><a href="https://e.org/v/l/">x</a>',
         placement,
-        "/docs/v/l/",
+        "https://e.org/docs/v/l/",
     )
     assert page == (
         f'<a href="../../../../objects/{"ab" * 32}/a.csv?x=1#t">a</a><a href="../../en/">en</a>'
+        '<link rel="canonical" href="./">'
         f'<link href="../../../../{theme}/css/x.css"><a href="https://e.org/v/l/">x</a>'
     )
     not_found = rewrite_page(
         "404.html",
         '<link href="/docs/v/l/assets/css/x.css"><a href="/docs/v/l//../../latest/">latest</a>',
         placement,
-        "/docs/v/l/",
+        "https://e.org/docs/v/l/",
     )
     assert not_found == f'<link href="/docs/{theme}/css/x.css"><a href="/docs/latest/">latest</a>'
 
