@@ -8,9 +8,9 @@ references are rewritten to them. An object is a folder named by a SHA-256 that 
 either one file under its own name (the digest of its bytes: a download keeps the name the
 browser saves it under and that ``SHA256SUMS`` lists) or a whole folder (the digest of its
 listing, ``sha256sum`` lines: relative references inside CSS and JS keep working, nothing
-in them is rewritten). What stays in ``v/<label>/``: the pages, and the files the theme's
-scripts fetch by a name they build (``search/search_index.json``, ``sitemap.xml``, the
-pages of long tables under a report's folder).
+in them is rewritten). What stays in ``v/<label>/``: the pages, ``objects.json``, and the
+files material's scripts fetch by a name they build from the version's address
+(``search/search_index.json``, ``sitemap.xml``).
 
 Everything here is pure except ``move_to_objects`` and ``drop_source_maps``.
 """
@@ -94,7 +94,8 @@ def _named_files(page: str, text: str) -> Iterable[str]:
 
 def _is_outside(url: str) -> bool:
     """Another site, a ``data:`` or ``mailto:`` URL, a fragment, or a root-absolute URL
-    (only the 404 page has those; ``rewrite_page`` reads them with the version's path)."""
+    (the 404 page's, the home pages' language links: ``rewrite_page`` reads those with
+    the version's address)."""
     parts = urlsplit(url)
     return bool(parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"))
 

@@ -82,7 +82,7 @@ def _publish_in(
     version_dir = site / VERSIONS_DIR / build.label
     render_version(build, project_dir, staging, version_dir)
     kill_point("after-render")
-    objects = _store_objects(version_dir, site, build_url(project_dir, build.label))
+    objects = _store_objects(version_dir, site, _version_url(project_dir, build.label))
     shared = shared_assets()
     version = PublishedVersion(
         build.label,
@@ -107,7 +107,8 @@ def _publish_in(
     return "published"
 
 
-def build_url(project_dir: Path, label: str) -> str:
+def _version_url(project_dir: Path, label: str) -> str:
+    """The address of the version's root, as mkdocs rendered its pages for it."""
     return version_url(read_site_settings(project_dir), label)
 
 
