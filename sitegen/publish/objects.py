@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from sitegen.site_layout import OBJECTS_DIR, THEME_ASSETS, VERSION_TO_ROOT
 
@@ -103,7 +103,7 @@ def _is_outside(url: str) -> bool:
 def _resolve(page: str, url: str) -> str:
     """The version-relative path a relative ``url`` of ``page`` names (a folder ends in
     ``/``; outside the version it starts with ``../``)."""
-    path = urlsplit(url).path
+    path = unquote(urlsplit(url).path)
     resolved = posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
     resolved = "" if resolved == "." else resolved
     return f"{resolved}/" if path.endswith("/") and resolved else resolved
@@ -124,7 +124,7 @@ def rewrite_page(page: str, text: str, placement: Placement, version_url: str) -
 
     def object_url(target: str) -> str | None:
         if target in placement.moved:
-            return placement.moved[target]
+            return quote(placement.moved[target])
         folder = placement.folders.get(target.rstrip("/"))
         return f"{folder}/" if folder and target.endswith("/") else None
 

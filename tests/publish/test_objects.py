@@ -202,6 +202,15 @@ def test_pages_name_objects_relative_to_themselves_and_the_404_from_the_root():
     assert not_found == f'<link href="/docs/{theme}/css/x.css"><a href="/docs/latest/">latest</a>'
 
 
+def test_a_percent_encoded_name_is_found_and_kept_encoded():
+    files = {"r/a b.csv": "ab" * 32, "r/index.html": "cd" * 32}
+    text = '<a href="a%20b.csv">a</a>'
+    placement = place_objects(files, {"r/index.html": text})
+    assert placement.moved == {"r/a b.csv": f"objects/{'ab' * 32}/a b.csv"}
+    rewritten = rewrite_page("r/index.html", text, placement, "https://e.org/v/l/")
+    assert rewritten == f'<a href="../../../objects/{"ab" * 32}/a%20b.csv">a</a>'
+
+
 def test_an_unreferenced_file_stays_in_the_version():
     files = {"search/search_index.json": "ab" * 32, "index.html": "cd" * 32}
     placement = place_objects(files, {"index.html": "<p>nothing</p>"})
