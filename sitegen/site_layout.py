@@ -12,14 +12,15 @@ Layout of the site directory::
     objects/<sha256>/<file name>    one file a version names (a download, a chart's data):
                                     the SHA-256 of its bytes, its own name
     objects/<sha256>/…              one folder a version's pages name as a whole (the
-                                    theme's assets, the answer shards): the SHA-256 of its
-                                    listing (``<sha256>  <path>`` lines, sorted)
-    v/<label>/…                     a version's pages and the files its scripts fetch by a
-                                    name they build (search index, sitemaps, table pages);
-                                    a page byte for byte an earlier version's is a hard link
+                                    theme's assets, answer shards, table pages): the
+                                    SHA-256 of its listing (``<sha256>  <path>`` lines)
+    v/<label>/…                     a version's pages and the files material's scripts
+                                    fetch by a name they build (search index, sitemaps); a
+                                    page byte for byte an earlier version's is a hard link
     v/<label>/objects.json          the version's public map of moved files (see below)
     v/<label>/.sitegen-version.json that version's file hashes (its objects' too) and
                                     headline figures
+    .sitegen-build.json             the last build's marker (up-to-date check)
 
 ``v/<label>/objects.json`` is a JSON object: each file the version had when mkdocs
 rendered it that now lies in ``objects/``, by its path from the version's root (as the
@@ -28,7 +29,6 @@ from the site root (``objects/<sha256>/records.jsonl.gz``). A reader fetching a 
 file looks its path up in the map and fetches the object path, else the plain path
 ``v/<label>/<path>``. Versions published before objects existed have no map: every file
 lies under ``v/<label>/``.
-    .sitegen-build.json             the last build's marker (up-to-date check)
 
 Beside the site (``sitegen.publish.release`` switches it)::
 
