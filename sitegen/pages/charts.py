@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sitegen.formatting import hover
 from sitegen.pages.i18n import Catalog
 
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
@@ -81,7 +82,7 @@ def trials_chart(
                     if "outlier" in rows
                     else "circle",
                 },
-                hovertemplate="%{text}<br>%{y:.2f}<extra></extra>",
+                hovertemplate=f"%{{text}}<br>{hover('y')}<extra></extra>",
             )
         )
         medians = summary[summary["condition_id"] == condition_id]
@@ -94,7 +95,7 @@ def trials_chart(
                 legendgroup=condition_id,
                 offsetgroup=condition_id,
                 marker={"color": color, "symbol": "line-ew-open", "size": 34, "line": {"width": 3}},
-                hovertemplate=f"{catalog.t('chart.median')} %{{y:.2f}}<extra></extra>",
+                hovertemplate=f"{catalog.t('chart.median')} {hover('y')}<extra></extra>",
             )
         )
     return _layout(
@@ -129,7 +130,7 @@ def cdf_chart(
             mode="lines",
             line={"shape": "hv", "color": PALETTE[index % len(PALETTE)]},
             name=label,
-            hovertemplate="%{x:.2f}<br>%{y:.0%}<extra></extra>",
+            hovertemplate=f"{hover('x')}<br>{hover('y', share=True)}<extra></extra>",
         )
         for index, (label, values, fractions) in enumerate(series)
     ]
@@ -191,7 +192,7 @@ def sweep_chart(
                         "opacity": 0.55,
                         "symbol": ["x" if o else "circle" for o in trials["outlier"]],
                     },
-                    hovertemplate="%{text}<br>%{y:.2f}<extra></extra>",
+                    hovertemplate=f"%{{text}}<br>{hover('y')}<extra></extra>",
                 )
             )
         error = line.get("error")
@@ -218,7 +219,7 @@ def sweep_chart(
                 }
                 if error
                 else None,
-                hovertemplate=f"{line['name']}<br>%{{y:.2f}}<extra></extra>",
+                hovertemplate=f"{line['name']}<br>{hover('y')}<extra></extra>",
             )
         )
     # A horizontal line across the plot at the reference value (plotly's add_hline).
@@ -264,8 +265,8 @@ def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
                 line={"color": color, "width": 2},
                 marker={"color": color, "size": 10},
                 hovertemplate=(
-                    f"{line['name']} %{{text}}<br>{catalog.t('pareto.aggregate')} %{{x:.2f}}"
-                    f"<br>{catalog.t('pareto.per_user')} %{{y:.2f}}<extra></extra>"
+                    f"{line['name']} %{{text}}<br>{catalog.t('pareto.aggregate')} {hover('x')}"
+                    f"<br>{catalog.t('pareto.per_user')} {hover('y')}<extra></extra>"
                 ),
             )
         )
@@ -320,7 +321,7 @@ def load_chart(
                 name=line["name"],
                 line={"color": line["color"], "width": 2, "dash": line.get("dash", "solid")},
                 marker={"color": line["color"], "size": 8},
-                hovertemplate=f"{line['name']}<br>%{{x}} → %{{y:.2f}}<extra></extra>",
+                hovertemplate=f"{line['name']}<br>{hover('x')} → {hover('y')}<extra></extra>",
             )
         )
     if saturation:

@@ -23,6 +23,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from sitegen.engine.registry import PREFILL_SOURCES
+from sitegen.formatting import FILTERS, count, milliseconds, rate, seconds, setting
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import (
     PALETTE,
@@ -46,7 +47,7 @@ from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
 from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL, slo_key
-from sitegen.statistics.overview import imported_rows, measured_rows
+from sitegen.statistics.overview import imported_rows, measured_rows, overview_selection
 from sitegen.statistics.report import Report
 from sitegen.statistics.speed import records_of
 from sitegen.statistics.sweep import Sweep, factor_values
@@ -59,36 +60,6 @@ CHART_INLINE_BYTES = 60_000
 """A chart spec larger than this is a JSON file the page loads, not part of the page."""
 TABLE_PAGE_ROWS = 200
 """Rows of a chart's number table per page; more rows are JSON pages loaded on demand."""
-
-
-def format_number(value: Any, digits: int | None = None) -> str:
-    """Thousands separators; ``digits`` decimals, or a whole number when ``digits`` is None;
-    ``-`` for missing values (None, NaN, pandas NA)."""
-    try:
-        if value is None or math.isnan(float(value)):
-            return "-"
-    except TypeError:  # pandas NA refuses float()
-        return "-"
-    if digits is None:
-        return f"{round(float(value)):,}"
-    return f"{float(value):,.{digits}f}"
-
-
-def format_gib(mib: Any) -> str:
-    """Memory recorded in MiB, shown in GiB with 2 decimals (``-`` when missing)."""
-    shown = format_number(mib)
-    return shown if shown == "-" else format_number(float(mib) / 1024, 2)
-
-
-def format_signed(value: Any, digits: int = 1) -> str:
-    """``format_number`` with an explicit sign (``+21.7``, ``-3.0``); a value that rounds to
-    zero has none (``0.0``); ``-`` for missing values."""
-    shown = format_number(value, digits)
-    if shown == "-":
-        return shown
-    if not shown.strip("-0.,"):
-        return shown.lstrip("-")
-    return shown if shown.startswith("-") else f"+{shown}"
 
 
 @cache
@@ -105,9 +76,7 @@ def html_environment(partials_dir: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["num"] = format_number
-    env.filters["signed"] = format_signed
-    env.filters["gib"] = format_gib
+    env.filters.update(FILTERS)
     env.filters["script_json"] = lambda value: Markup(script_json(value))
     env.filters["text_block"] = text_block
     env.filters["utc"] = format_utc
@@ -206,6 +175,7 @@ class Directives:
         imported: ImportedReport | None = None,
         imported_reports: list[ImportedReport] = (),
         page: str = "",
+        language_home: str = "",
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -227,7 +197,10 @@ class Directives:
         self.imported = imported
         """The imported campaign an imported report page shows."""
         self.imported_reports = list(imported_reports)
-        """Every imported campaign's report (the home page lists them)."""
+        """Every imported campaign's report (the overview lists them)."""
+        self.language_home = language_home
+        """Relative path from the page to its language's home page (``../`` from the
+        overview page), for links to the reports."""
         self.quoted = [] if quoted is None else quoted
         """Every literal of the report's pages in this language, for ``literals()``
         (shared by the pages of one report)."""
@@ -329,10 +302,31 @@ class Directives:
     def report_list(self) -> Markup:
         """Every campaign's headline in one sortable table (``statistics/overview.py``):
         each measured campaign's comparisons, then each imported campaign's figures."""
+        return self.overview()
+
+    def overview(self, campaigns: object = None, columns: object = None) -> Markup:
+        """The overview table of the campaigns named by folder name, in that order, with
+        the columns named (``OVERVIEW_COLUMNS``, shown in the table's order); every
+        campaign and column when not named: ``overview(campaigns=["a", "b"],
+        columns=["speedup", "rate", "ttft"])``."""
+        measured = {report.slug: report for report in self.reports}
+        imported = {report.slug: report for report in self.imported_reports}
+        try:
+            slugs, shown = overview_selection([*measured, *imported], campaigns, columns)
+        except ValueError as exc:
+            raise jinja2.TemplateRuntimeError(f"overview({exc})") from None
+        rows = [
+            row
+            for slug in slugs
+            for row in (
+                measured_rows(measured[slug]) if slug in measured else imported_rows(imported[slug])
+            )
+        ]
         return self._render(
             "report_list.html",
-            measured=[row for report in self.reports for row in measured_rows(report)],
-            imported=[row for report in self.imported_reports for row in imported_rows(report)],
+            rows=rows,
+            columns=shown,
+            home=self.language_home,
             minimum=MIN_VALUES,
         )
 
@@ -385,8 +379,8 @@ class Directives:
                 report.condition_labels[row["condition_id"]],
                 row["input_id"],
                 str(row["seed"]),
-                format_number(row[metric], 2),
-                format_number(row["generated_tokens"]),
+                (rate if metric.endswith("tps") else seconds)(row[metric]),
+                count(row["generated_tokens"]),
                 self.catalog.t(f"finish.{row['finish']}"),
             ]
             for row in trials.to_dict("records")
@@ -424,7 +418,7 @@ class Directives:
         if value is None:
             # No draft length is speculation off; other unset factors take the default.
             return self.catalog.t("sweep.off" if factor == "draft_max" else "sweep.unset")
-        return f"{value:g}" if isinstance(value, float) else str(value)
+        return setting(value)
 
     def _series_label(self, values: dict[str, Any]) -> str:
         """A sweep series in the page's language, e.g. ``温度 0.7 · 同時リクエスト 2``."""
@@ -725,13 +719,13 @@ class Directives:
             return ""
         separator = "、" if self.catalog.lang == "ja" else ", "
         declared = [
-            ("ttft", slo.ttft_p95_s, 2),
-            ("itl", slo.itl_p99_ms, 1),
-            ("e2e", slo.e2e_p95_s, 2),
+            ("ttft", slo.ttft_p95_s, seconds),
+            ("itl", slo.itl_p99_ms, milliseconds),
+            ("e2e", slo.e2e_p95_s, seconds),
         ]
         return separator.join(
-            self.catalog.t(f"load.target.{name}", value=format_number(value, digits))
-            for name, value, digits in declared
+            self.catalog.t(f"load.target.{name}", value=shown(value))
+            for name, value, shown in declared
             if value is not None
         )
 

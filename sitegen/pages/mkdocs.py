@@ -21,7 +21,7 @@ from pydantic import Field, HttpUrl, ValidationError, field_validator
 from sitegen.errors import BuildError, DataError, Issue, one_line
 from sitegen.models import StrictModel
 from sitegen.pages.i18n import LANGUAGES, Catalog
-from sitegen.pages.render import report_pages
+from sitegen.pages.render import overview_page, report_pages
 from sitegen.project import packaged_theme, require_project
 from sitegen.redact import RedactPolicy
 from sitegen.site_layout import (
@@ -294,7 +294,7 @@ def site_config(
     config["extra"]["sitegen_csp"] = CONTENT_SECURITY_POLICY
     config["extra"]["sitegen_plotly"] = f"{VERSION_TO_ROOT}{SHARED_ASSETS}/{PLOTLY_BUNDLE}"
     config["extra"]["sitegen_latest"] = f"{VERSION_TO_ROOT}{LATEST_ALIAS}/"
-    nav: list = ["index.md"]
+    nav: list = ["index.md", overview_page(LANGUAGES[0])]
     translations: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
     for report in build.reports:
         pages = [f"reports/{report.slug}/{p}.md" for p in report_pages(report)]

@@ -78,6 +78,20 @@ def make_imported_downloads(
     ]
 
 
+OVERVIEW_TEMPLATE = "overview.md"
+"""The content template of the overview page (``content/<lang>/overview.md``): the
+packaged one shows every campaign; a project's own may name campaigns and columns."""
+
+
+def overview_page(lang: str) -> str:
+    """Docs path of the overview page: ``overview/index[.<lang>].md``."""
+    return f"overview/{_page_name('index', lang)}"
+
+
+def _overview_root(lang: str) -> str:
+    return "../" * (1 + (lang != LANGUAGES[0]))
+
+
 COMPARISON_TEMPLATE = "compare.md"
 """The content template of every comparison page (``content/<lang>/compare.md``)."""
 
@@ -150,6 +164,21 @@ def render_docs(
         )
         if home is not None:
             docs[_page_name("index", lang)] = home.encode("utf-8")
+        overview = render(
+            f"{lang}/{OVERVIEW_TEMPLATE}",
+            Directives(
+                partials,
+                catalog,
+                None,
+                reports,
+                site_root=_overview_root(lang),
+                sources=sources,
+                imported_reports=imported,
+                language_home="../",
+            ),
+        )
+        if overview is not None:
+            docs[overview_page(lang)] = overview.encode("utf-8")
         for comparison in comparisons:
             directives = Directives(
                 partials,
@@ -277,6 +306,7 @@ def check_rendered(
         for comparison in comparisons
     ]
     single_pages += [{lang: _page_name("index", lang) for lang in LANGUAGES}]
+    single_pages += [{lang: overview_page(lang) for lang in LANGUAGES}]
     single_pages += [
         {lang: imported_page(report, lang) for lang in LANGUAGES} for report in imported
     ]

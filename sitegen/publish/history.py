@@ -10,6 +10,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from sitegen.formatting import hover
 from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.safe_json import script_json
@@ -79,7 +80,7 @@ def history_chart(rows: list[HistoryRow], catalog: Catalog) -> dict:
                         round(r.headline["ratio"] - r.headline["low"], 4) for r in shown
                     ],
                 },
-                "hovertemplate": "%{x}<br>%{y:.2f}×<extra></extra>",
+                "hovertemplate": f"%{{x}}<br>{hover('y')}×<extra></extra>",
                 "name": catalog.t("history.ratio"),
             }
         ],

@@ -5,7 +5,11 @@ Pure functions of the reports; the page marks each row as the claim it is.
 
 A measured campaign gives one row per headline comparison; one without a comparison (a
 baseline only) one row per condition and input it measured. An imported campaign gives
-one row per condition and input, its figures as imported (no ratio across campaigns).
+one row per condition and input, its figures as imported, with the speed-up its own
+report computes against its baseline where it has one (no ratio across campaigns).
+
+A project's overview page may name the campaigns (in its order) and the columns it shows
+(``OVERVIEW_COLUMNS``); ``overview_selection`` checks the names.
 """
 
 from __future__ import annotations
@@ -15,13 +19,31 @@ from typing import Any
 
 import pandas as pd
 
-from sitegen.statistics.imported import ImportedReport, ImportedRow
+from sitegen.formatting import setting
+from sitegen.statistics.imported import ImportedComparison, ImportedReport, ImportedRow
 from sitegen.statistics.report import HeadlineRow, Report
 from sitegen.statistics.system import SystemCondition
 
 SPLIT_FLAG_WORDS = ("split", "tensor_parallel", "pipeline_parallel")
 """Engine flags that say how a model is spread over devices (llama.cpp ``split_mode``,
 ``tensor_split``; vLLM ``tensor_parallel_size`` …): shown beside the devices."""
+
+
+OVERVIEW_COLUMNS = (
+    "speedup",
+    "rate",
+    "engine",
+    "model",
+    "devices",
+    "interconnect",
+    "capacity",
+    "draft",
+    "temperature",
+    "acceptance",
+    "ttft",
+    "memory",
+)
+"""The columns of the overview table in their order, each row's campaign always first."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,9 @@ class MeasuredRow:
     """The TTFT percentile row of ``condition_id`` on ``input_id`` (``report.latency``)."""
     peak_memory_mib: float | None
     memory_limit_mib: float | None
+    trials: int
+    """Measured trials behind the row: both sides of its comparison on its input."""
+    imported = False
 
     @property
     def ttft_p95(self) -> float | None:
@@ -76,6 +101,10 @@ class ImportedOverviewRow:
     report: ImportedReport
     row: ImportedRow
     setup: Setup
+    comparison: ImportedComparison | None
+    """The imported report's comparison of this condition with its baseline on this input;
+    ``None`` for the baseline, or where the baseline did not run this input."""
+    imported = True
 
 
 def _number(value: Any) -> float | None:
@@ -132,7 +161,7 @@ def measured_setup(report: Report, condition_id: str) -> Setup:
     )
     model = _joined(_values(system, "model"))
     quantization = _joined(_values(system, "quantization"))
-    temperature = _joined([f"{float(v):g}" for v in _values(system, "sampling_temperature")])
+    temperature = _joined([setting(float(v)) for v in _values(system, "sampling_temperature")])
     return Setup(
         engine=engine,
         model=f"{model} · {quantization}" if model and quantization else model or quantization,
@@ -176,6 +205,8 @@ def measured_rows(report: Report) -> list[MeasuredRow]:
             ttft=ttft_rows.get((condition_id, input_id)),
             peak_memory_mib=memory.get(condition_id),
             memory_limit_mib=limit,
+            trials=int(summary[(condition_id, input_id)]["n"])
+            + (0 if headline is None else int(headline.baseline["n"])),
         )
 
     if report.headline:
@@ -196,11 +227,46 @@ def imported_setup(report: ImportedReport, condition_id: str) -> Setup:
         devices=devices,
         split=None,
         interconnect=d.hardware.interconnect,
-        temperature=None if temperature is None else f"{temperature:g}",
+        temperature=None if temperature is None else setting(float(temperature)),
         draft=condition.speculative.label,
     )
 
 
 def imported_rows(report: ImportedReport) -> list[ImportedOverviewRow]:
     setups = {c: imported_setup(report, c) for c in report.condition_labels}
-    return [ImportedOverviewRow(report, row, setups[row.condition_id]) for row in report.rows]
+    comparisons = {(c.treatment, c.input_id): c for c in report.comparisons}
+    return [
+        ImportedOverviewRow(
+            report,
+            row,
+            setups[row.condition_id],
+            comparisons.get((row.condition_id, row.input_id)),
+        )
+        for row in report.rows
+    ]
+
+
+def overview_selection(
+    known: list[str], campaigns: object, columns: object
+) -> tuple[list[str], list[str]]:
+    """The campaigns (folder names, in the declared order) and columns (in the table's
+    order) an overview shows: every one of ``known`` and ``OVERVIEW_COLUMNS`` when not
+    declared. Raises ``ValueError`` naming the field and the unknown name."""
+    chosen_campaigns = _names("campaigns", campaigns, known)
+    chosen_columns = _names("columns", columns, list(OVERVIEW_COLUMNS))
+    return chosen_campaigns, [c for c in OVERVIEW_COLUMNS if c in chosen_columns]
+
+
+def _names(field: str, declared: object, known: list[str]) -> list[str]:
+    if declared is None:
+        return known
+    kind = field.removesuffix("s")
+    if isinstance(declared, str) or not isinstance(declared, list | tuple) or not declared:
+        raise ValueError(f"{field}: a list of {kind} names in brackets, e.g. {field}=[…]")
+    for name in declared:
+        if name not in known:
+            shown = ", ".join(known) or "none"
+            raise ValueError(f"{field}: unknown {kind} {name!r} (known: {shown})")
+    if len(set(declared)) != len(declared):
+        raise ValueError(f"{field}: a {kind} named more than once")
+    return list(declared)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from sitegen.formatting import gib, percent
 from sitegen.plan.expand import iter_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
@@ -626,10 +627,11 @@ def _health_text(finding: HealthFinding) -> str:
     if finding.kind == "no-drafts":
         return f"0 drafts proposed in {finding.trials} trials{on}"
     if finding.kind == "low-acceptance":
-        return f"acceptance {finding.observed:.1%} under the declared {finding.limit:.1%}{on}"
+        observed, limit = percent(finding.observed), percent(finding.limit)
+        return f"acceptance {observed}% under the declared {limit}%{on}"
     return (
-        f"peak memory {finding.observed:,.0f} MiB on {finding.device} over the declared "
-        f"{finding.limit:,.0f} MiB"
+        f"peak memory {gib(finding.observed)} GiB on {finding.device} over the declared "
+        f"{gib(finding.limit)} GiB"
     )
 
 

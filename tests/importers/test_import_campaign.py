@@ -319,6 +319,24 @@ def test_pages_mark_every_figure_and_refuse_what_the_source_lacks(workdir: Path)
     ]
     home = (version / "en/index.html").read_text()
     assert 'href="reports/lb/"' in home and "imported" in home
+    # The overview shows each imported speed-up with its interval and source, or why not.
+    for page in (home, (version / "en/overview/index.html").read_text()):
+        facts = read_page(page)
+        (ratio,) = [c for c in facts.claims_of("imported-ratio") if c.attrs["data-report"] == "vl"]
+        row = re.search(r'<tr data-claim="imported-ratio".*?</tr>', page, re.S).group()
+        shown = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row))
+        assert "1.00×" in shown and "95% interval 0.98–1.02×" in shown
+        assert (
+            "Imported from vLLM bench serve (version not stated), not measured by sitegen." in shown
+        )
+        assert {"C-SPREAD", "C-CONFDIFF", "C-IMPORTED"} <= facts.effective_caveats(ratio)
+        assert check_page("overview", facts) == []
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+        assert "baseline: the imported speed-ups are measured against it" in text
+        # llama-bench and CSV: the same declared factor on both sides.
+        assert "no ratio: configuration comparison" in text
+        assert "differ in the source group (the declared speculative decoding" in page
+        assert "see its report" not in text
 
 
 def test_a_page_without_the_imported_caveat_breaks_the_rule() -> None:
