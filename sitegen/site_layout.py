@@ -9,9 +9,26 @@ Layout of the site directory::
                                     (``../versions.json`` from a version's root)
     latest/…                        one redirect page per page of the newest version
     assets/…                        files shared by every version (plotly.js)
-    v/<label>/…                     one complete bilingual site per version
-    v/<label>/.sitegen-version.json that version's file hashes and headline figures
+    objects/<sha256>/<file name>    one file a version names (a download, a chart's data):
+                                    the SHA-256 of its bytes, its own name
+    objects/<sha256>/…              one folder a version's pages name as a whole (the
+                                    theme's assets, answer shards, table pages): the
+                                    SHA-256 of its listing (``<sha256>  <path>`` lines)
+    v/<label>/…                     a version's pages and the files material's scripts
+                                    fetch by a name they build (search index, sitemaps); a
+                                    page byte for byte an earlier version's is a hard link
+    v/<label>/objects.json          the version's public map of moved files (see below)
+    v/<label>/.sitegen-version.json that version's file hashes (its objects' too) and
+                                    headline figures
     .sitegen-build.json             the last build's marker (up-to-date check)
+
+``v/<label>/objects.json`` is a JSON object: each file the version had when mkdocs
+rendered it that now lies in ``objects/``, by its path from the version's root (as the
+version's pages name it, e.g. ``reports/<name>/downloads/records.jsonl.gz``) → its path
+from the site root (``objects/<sha256>/records.jsonl.gz``). A reader fetching a version's
+file looks its path up in the map and fetches the object path, else the plain path
+``v/<label>/<path>``. Versions published before objects existed have no map: every file
+lies under ``v/<label>/``.
 
 Beside the site (``sitegen.publish.release`` switches it)::
 
@@ -29,6 +46,12 @@ VERSION_MANIFEST = ".sitegen-version.json"
 BUILD_MARKER = ".sitegen-build.json"
 VERSIONS_FILE = "versions.json"
 CHANGELOG_PAGE = "changelog"
+OBJECTS_DIR = "objects"
+"""Site-root folder of the content-addressed files versions share."""
+OBJECT_MAP = "objects.json"
+"""A version's map of its files moved to ``objects/``."""
+THEME_ASSETS = "assets"
+"""A version's folder of the theme's scripts, styles and images (one object)."""
 SHARED_ASSETS = "assets"
 """Site-root folder of the files shared by every version."""
 VERSION_TO_ROOT = "../../"

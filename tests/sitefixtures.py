@@ -267,6 +267,27 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     }
 
 
+def published_file(version: Path, path: str) -> Path:
+    """A file of a published version (``path`` as mkdocs rendered it) where a reader finds
+    it: the object the version's ``objects.json`` names, else under the version."""
+    moved = published_objects(version)
+    return version.parents[1] / moved[path] if path in moved else version / path
+
+
+def published_objects(version: Path) -> dict[str, str]:
+    """The version's ``objects.json``: rendered path → object path from the site root."""
+    return json.loads((version / "objects.json").read_text(encoding="utf-8"))
+
+
+def published_folder(version: Path, folder: str) -> dict[str, Path]:
+    """Every file a version rendered directly in ``folder``, by name, where it lies now."""
+    moved = published_objects(version)
+    names = {p.rsplit("/", 1)[1] for p in moved if p.rsplit("/", 1)[0] == folder}
+    here = version / folder
+    names |= {p.name for p in here.iterdir() if p.is_file()} if here.is_dir() else set()
+    return {name: published_file(version, f"{folder}/{name}") for name in sorted(names)}
+
+
 _RENDERED: dict[str, Any] = {}
 """``reusing_renders``' renderings (``sitegen.build.RenderedSite``) by their inputs' digest."""
 

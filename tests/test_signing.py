@@ -33,7 +33,13 @@ from sitegen.signing import (
     sign_existing,
 )
 from tests.conftest import make_plan
-from tests.sitefixtures import publishable_campaign, read_records, write_records
+from tests.sitefixtures import (
+    publishable_campaign,
+    published_file,
+    published_folder,
+    read_records,
+    write_records,
+)
 
 
 @pytest.fixture
@@ -99,11 +105,12 @@ def test_build_refuses_unsigned_and_foreign_data_and_signs_its_sums(keyed, tmp_p
     monkeypatch.chdir(project)
     result = build_site(tmp_path / "data", tmp_path / "site", project, version="v1")
     version = tmp_path / "site" / "v" / result.version
-    (downloads,) = version.glob("reports/*/downloads")
-    sums = (downloads / "SHA256SUMS").read_bytes()
-    signature = json.loads((downloads / "SHA256SUMS.sig").read_text())
+    (slug,) = [p.name for p in (version / "reports").iterdir()]
+    downloads = published_folder(version, f"reports/{slug}/downloads")
+    sums = downloads["SHA256SUMS"].read_bytes()
+    signature = json.loads(downloads["SHA256SUMS.sig"].read_text())
     assert signature["key"] == signer.fingerprint
-    read_public_key(version / PUBLIC_KEY_FILE).verify(
+    read_public_key(published_file(version, PUBLIC_KEY_FILE)).verify(
         base64.b64decode(signature["signature"]), sums
     )
     method = next(version.glob("en/reports/*/method/index.html")).read_text()

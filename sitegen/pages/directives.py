@@ -399,8 +399,10 @@ class Directives:
         table_files = []
         if len(pages) > 1:
             for index, page in enumerate(pages):
-                name = f"tables/{metric}.{lang}.{index}.json"
-                self.extra_files[f"reports/{report.slug}/{name}"] = script_json(page).encode()
+                name = f"{metric}.{lang}.{index}.json"
+                self.extra_files[f"reports/{report.slug}/tables/{name}"] = script_json(
+                    page
+                ).encode()
                 table_files.append(name)
         return self._render(
             "speed_chart.html",

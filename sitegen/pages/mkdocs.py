@@ -242,6 +242,12 @@ the sitemaps (which the version selector reads to stay on the same page) when it
 The pages leave out their canonical link then (it would name this host)."""
 
 
+def version_url(settings: SiteSettings, label: str) -> str:
+    """The address of version ``label``'s root (mkdocs' ``site_url`` for it)."""
+    site_url = str(settings.site_url or PLACEHOLDER_SITE_URL).rstrip("/") + "/"
+    return f"{site_url}{VERSIONS_DIR}/{label}/"
+
+
 @dataclass(frozen=True)
 class VersionBuild:
     """One version, rendered in memory and ready to publish."""
@@ -281,8 +287,7 @@ def site_config(
     catalogs = build.catalogs
     config["docs_dir"] = str(docs_dir)
     config["site_dir"] = str(version_dir)
-    site_url = str(settings.site_url or PLACEHOLDER_SITE_URL).rstrip("/") + "/"
-    config["site_url"] = f"{site_url}{VERSIONS_DIR}/{build.label}/"
+    config["site_url"] = version_url(settings, build.label)
     # The theme's templates are sitegen's own (a project cannot have any).
     config["theme"]["custom_dir"] = str(packaged_theme() / "overrides")
     config["site_name"] = catalogs[LANGUAGES[0]].t("site.name")

@@ -1,8 +1,9 @@
 """The archive: every published version stays frozen under ``v/<label>/``.
 
-A published version is never rewritten: its hashes are verified before every build,
-re-publishing a label with identical bytes changes nothing and with different bytes is
-refused. Versions are ordered by the time of their latest record, then by label.
+A published version is never rewritten: its hashes are verified before every build (its
+files and the objects it uses, see ``objects``), re-publishing a label with identical
+bytes changes nothing and with different bytes is refused. Versions are ordered by the
+time of their latest record, then by label.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from sitegen.site_layout import (
 )
 
 _LABEL = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
-_MANIFEST_SCHEMA_VERSION = 1
+_MANIFEST_SCHEMA_VERSION = 2
+"""2: ``objects`` added; a version of 1 (published before objects) has all its files."""
 
 
 def check_label(label: str) -> str:
@@ -46,14 +48,30 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def hash_tree(directory: Path) -> dict[str, str]:
+def hash_tree(directory: Path, hashes: FileHashes | None = None) -> dict[str, str]:
     """``relative path → sha256`` of every file below ``directory`` (manifest excluded),
     each read in blocks (a version's downloads grow to hundreds of MB)."""
+    hashes = hashes or FileHashes()
     return {
-        path.relative_to(directory).as_posix(): sha256_file(path)
+        path.relative_to(directory).as_posix(): hashes.of(path)
         for path in sorted(directory.rglob("*"))
         if path.is_file() and path.name != VERSION_MANIFEST
     }
+
+
+class FileHashes:
+    """SHA-256 of files, each hard-linked file read once: versions share most of their
+    bytes through hard links, and a build verifies every version."""
+
+    def __init__(self) -> None:
+        self._by_inode: dict[tuple[int, int], str] = {}
+
+    def of(self, path: Path) -> str:
+        status = path.stat()
+        inode = (status.st_dev, status.st_ino)
+        if inode not in self._by_inode:
+            self._by_inode[inode] = sha256_file(path)
+        return self._by_inode[inode]
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,8 @@ class PublishedVersion:
     """Every file of the version directory: relative path → sha256."""
     shared: dict[str, str] = field(default_factory=dict)
     """Site-root files the version uses: path → sha256."""
+    objects: dict[str, str] = field(default_factory=dict)
+    """The objects the version's pages name: site-root path → sha256."""
 
     @property
     def sort_key(self) -> tuple[int, str]:
@@ -82,6 +102,7 @@ class PublishedVersion:
             "figures": self.figures,
             "files": self.files,
             "shared": self.shared,
+            "objects": self.objects,
         }
         return (json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode()
 
@@ -89,9 +110,17 @@ class PublishedVersion:
     def from_manifest(cls, path: Path) -> PublishedVersion:
         try:
             raw = json.loads(path.read_bytes())
-            if raw["schema_version"] != _MANIFEST_SCHEMA_VERSION:
+            if raw["schema_version"] not in (1, _MANIFEST_SCHEMA_VERSION):
                 raise ValueError(f"unknown schema_version {raw['schema_version']!r}")
-            return cls(raw["label"], raw["data_epoch"], raw["figures"], raw["files"], raw["shared"])
+            objects = raw["objects"] if raw["schema_version"] > 1 else {}
+            return cls(
+                raw["label"],
+                raw["data_epoch"],
+                raw["figures"],
+                raw["files"],
+                raw["shared"],
+                objects,
+            )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ArchiveError(f"cannot read the version manifest {path}: {exc}") from exc
 
@@ -111,14 +140,16 @@ def read_archive(site_dir: Path) -> list[PublishedVersion]:
             f"are missing from {versions_dir}; restore them from a backup before building"
         )
     published = []
+    hashes = FileHashes()
     for directory in directories:
         version = PublishedVersion.from_manifest(directory / VERSION_MANIFEST)
         if version.label != directory.name:
             raise ArchiveError(
                 f"{directory}: the manifest names version '{version.label}', not '{directory.name}'"
             )
-        _verify(site_dir, directory, version)
+        _verify(site_dir, directory, version, hashes)
         published.append(version)
+    _verify_objects(site_dir, published, hashes)
     return sorted(published, key=lambda v: v.sort_key)
 
 
@@ -136,8 +167,8 @@ def _listed_labels(site_dir: Path, directories: list[Path]) -> list[str]:
         ) from exc
 
 
-def _verify(site_dir: Path, directory: Path, version: PublishedVersion) -> None:
-    actual = hash_tree(directory)
+def _verify(site_dir: Path, directory: Path, version: PublishedVersion, hashes: FileHashes) -> None:
+    actual = hash_tree(directory, hashes)
     problems = [f"missing {p}" for p in sorted(version.files.keys() - actual.keys())]
     problems += [f"unexpected {p}" for p in sorted(actual.keys() - version.files.keys())]
     problems += [
@@ -150,13 +181,34 @@ def _verify(site_dir: Path, directory: Path, version: PublishedVersion) -> None:
         if not shared.is_file() or sha256_bytes(shared.read_bytes()) != digest:
             problems.append(f"missing or changed shared file {path}")
     if problems:
-        listed = "; ".join(problems[:5]) + (
-            f" and {len(problems) - 5} more" if len(problems) > 5 else ""
-        )
         raise ArchiveError(
             f"published version '{version.label}' in {directory} no longer matches its manifest "
-            f"({listed}); restore it from a backup before building"
+            f"({_listed(problems)}); restore it from a backup before building"
         )
+
+
+def _verify_objects(site_dir: Path, versions: list[PublishedVersion], hashes: FileHashes) -> None:
+    """Every object a version's manifest names, read once however many versions use it."""
+    users: dict[tuple[str, str], list[str]] = {}
+    for version in versions:
+        for path, digest in version.objects.items():
+            users.setdefault((path, digest), []).append(version.label)
+    problems = []
+    for (path, digest), labels in sorted(users.items()):
+        stored = site_dir / path
+        state = "missing" if not stored.is_file() else "changed"
+        if state == "missing" or hashes.of(stored) != digest:
+            problems.append(f"{state} object {path} (used by {', '.join(sorted(labels))})")
+    if problems:
+        raise ArchiveError(
+            f"the objects of published versions in {site_dir} no longer match their manifests "
+            f"({_listed(problems)}); restore them from a backup before building"
+        )
+
+
+def _listed(problems: list[str]) -> str:
+    more = len(problems) - 5
+    return "; ".join(problems[:5]) + (f" and {more} more" if more > 0 else "")
 
 
 def link_file(source: str | Path, target: str | Path) -> None:
@@ -170,6 +222,22 @@ def link_file(source: str | Path, target: str | Path) -> None:
 
 def link_tree(source: Path, target: Path) -> None:
     shutil.copytree(source, target, copy_function=link_file)
+
+
+def link_identical(files: dict[Path, str], known: dict[str, Path]) -> None:
+    """Make each of ``files`` (path → sha256) a hard link to the file of the same bytes in
+    ``known`` (sha256 → path), so the disk holds those bytes once; where the filesystem
+    cannot link, the copy stays."""
+    for path, digest in sorted(files.items()):
+        original = known.get(digest)
+        if original is None or original == path:
+            continue
+        linked = path.with_name(f".{path.name}.link")
+        try:
+            os.link(original, linked)
+        except OSError:
+            continue
+        os.replace(linked, path)
 
 
 def versions_json(versions: list[PublishedVersion]) -> bytes:

@@ -205,13 +205,16 @@ def changelog_docs(changes: Changes, label: str, catalogs: dict[str, Catalog]) -
             t=catalog.t, lang=lang, label=label, changes=changes
         )
         name = f"{CHANGELOG_PAGE}.md" if lang == LANGUAGES[0] else f"{CHANGELOG_PAGE}.{lang}.md"
-        docs[name] = html_page(catalog.t("changelog.title"), body)
+        docs[name] = html_page(catalog.t("changelog.title"), body, searched=False)
     return docs
 
 
-def html_page(title: str, body: str) -> bytes:
+def html_page(title: str, body: str, searched: bool = True) -> bytes:
     """A Markdown page of a heading (escaped) and rendered HTML, as one raw-HTML block: no
     blank lines inside it (split at "\n" only: splitlines() would also split titles at
-    U+2028 and other separators)."""
+    U+2028 and other separators). ``searched=False`` keeps it out of the search index: a
+    page that names the version (changelog, history) would make every version's index
+    differ, and the index is stored per version."""
     block = Markup("\n".join(line for line in body.split("\n") if line.strip()))
-    return f"# {escape(title)}\n\n{block}\n".encode()
+    front_matter = "" if searched else "---\nsearch:\n  exclude: true\n---\n\n"
+    return f"{front_matter}# {escape(title)}\n\n{block}\n".encode()

@@ -123,5 +123,5 @@ def history_docs(
             )
             name = f"{HISTORY_PAGE}.md" if lang == LANGUAGES[0] else f"{HISTORY_PAGE}.{lang}.md"
             title = catalog.t("history.title", title=titles[lang])
-            docs[f"reports/{address}/{name}"] = html_page(title, body)
+            docs[f"reports/{address}/{name}"] = html_page(title, body, searched=False)
     return docs

@@ -4,6 +4,7 @@ versions carried over from the current site, and the staging site is switched in
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Literal
@@ -11,19 +12,27 @@ from typing import Literal
 from markupsafe import escape
 
 from sitegen.errors import ArchiveError, StorageError
-from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, VersionBuild, render_version
+from sitegen.pages.mkdocs import (
+    CONTENT_SECURITY_POLICY,
+    VersionBuild,
+    read_site_settings,
+    render_version,
+    version_url,
+)
 from sitegen.project import packaged_theme
 from sitegen.publish.archive import (
     PublishedVersion,
     hash_tree,
     link_file,
+    link_identical,
     link_tree,
     sha256_bytes,
     write_root,
 )
 from sitegen.publish.marker import BuildMarker, write_build_marker
+from sitegen.publish.objects import drop_source_maps, move_to_objects, place_objects
 from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
-from sitegen.site_layout import SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
+from sitegen.site_layout import OBJECT_MAP, SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
 
 Outcome = Literal["published", "unchanged"]
 
@@ -73,6 +82,7 @@ def _publish_in(
     version_dir = site / VERSIONS_DIR / build.label
     render_version(build, project_dir, staging, version_dir)
     kill_point("after-render")
+    objects = _store_objects(version_dir, site, _version_url(project_dir, build.label))
     shared = shared_assets()
     version = PublishedVersion(
         build.label,
@@ -80,6 +90,7 @@ def _publish_in(
         build.figures,
         hash_tree(version_dir),
         {path: sha256_bytes(data) for path, data in shared.items()},
+        objects,
     )
     existing = next((v for v in published if v.label == build.label), None)
     if existing is not None:
@@ -87,14 +98,58 @@ def _publish_in(
         write_build_marker(home.site, marker)
         return "unchanged"
     (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
-    for other in published:
-        link_tree(home.site / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
+    _carry_over(home.site, site, published, version)
     _write_shared(home.site, site, published, shared)
     write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build))
     write_build_marker(site, marker)
     kill_point("after-release-written")
     switch(home, site)
     return "published"
+
+
+def _version_url(project_dir: Path, label: str) -> str:
+    """The address of the version's root, as mkdocs rendered its pages for it."""
+    return version_url(read_site_settings(project_dir), label)
+
+
+def _store_objects(version_dir: Path, site: Path, version_url: str) -> dict[str, str]:
+    """Move the rendered version's shared files to ``site/objects/`` (see ``objects``),
+    write its ``objects.json``; returns its objects (site-root path → sha256)."""
+    drop_source_maps(version_dir)
+    rendered = hash_tree(version_dir)
+    pages = {
+        path: (version_dir / path).read_text(encoding="utf-8")
+        for path in rendered
+        if path.endswith(".html")
+    }
+    placement = place_objects(rendered, pages)
+    move_to_objects(version_dir, site, placement, version_url)
+    object_map = json.dumps(placement.moved, indent=1, sort_keys=True) + "\n"
+    (version_dir / OBJECT_MAP).write_text(object_map, encoding="utf-8")
+    return {placement.moved[path]: rendered[path] for path in placement.moved}
+
+
+def _carry_over(
+    site_dir: Path, site: Path, published: list[PublishedVersion], version: PublishedVersion
+) -> None:
+    """Every published version and the objects it uses into the new release (hard links),
+    then the new version's files that are byte for byte files already published become
+    links to them: the release holds those bytes once."""
+    known: dict[str, Path] = {}
+    for other in published:
+        link_tree(site_dir / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
+        for path, digest in other.objects.items():
+            target = site / path
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                link_file(site_dir / path, target)
+            known.setdefault(digest, target)
+        for path, digest in other.files.items():
+            known.setdefault(digest, site / VERSIONS_DIR / other.label / path)
+    new_files = {site / path: digest for path, digest in version.objects.items()}
+    version_dir = site / VERSIONS_DIR / version.label
+    new_files |= {version_dir / path: digest for path, digest in version.files.items()}
+    link_identical(new_files, known)
 
 
 def root_notice(build: VersionBuild) -> str:
@@ -114,6 +169,7 @@ def _require_identical(existing: PublishedVersion, version: PublishedVersion) ->
         if existing.files.get(path) != version.files.get(path)
     )
     differing += sorted(set(existing.shared.items()) ^ set(version.shared.items()))
+    differing += sorted(set(existing.objects.items()) ^ set(version.objects.items()))
     if differing:
         shown = ", ".join(str(d) for d in differing[:5])
         more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""

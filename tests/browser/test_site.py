@@ -15,6 +15,7 @@ from tests.sitefixtures import (
     PROJECT,
     hostile_plan,
     publishable_campaign,
+    published_objects,
     report_address,
 )
 
@@ -36,6 +37,8 @@ JSON on demand; benchmarks/build_time.py reports their size at seed scale."""
 class Site:
     base_url: str
     slug: str
+    theme: str
+    """The object folder of the theme's assets (``objects/<sha256>``)."""
 
     def page(self, version: str, lang: str, page: str = "") -> str:
         prefix = "" if lang == "ja" else f"{lang}/"
@@ -54,8 +57,10 @@ def site(tmp_path_factory) -> Site:
     campaign = records_path.parent
     build_site(root / "early", root / "site", PROJECT, version="v1")
     build_site(root / "data", root / "site", PROJECT, version="v2")
+    moved = published_objects(root / "site" / "v" / "v2")
+    theme = "/".join(moved["assets/css/sitegen.css"].split("/")[:2])
     with serve_directory(root / "site") as base_url:
-        yield Site(base_url, report_address(campaign))
+        yield Site(base_url, report_address(campaign), theme)
 
 
 def _visit(page, url: str) -> None:
@@ -68,7 +73,7 @@ def _assert_clean(page) -> None:
     assert page.evaluate("() => window.__cspViolations") == []
 
 
-def _own_bytes(page) -> dict[str, int]:
+def _own_bytes(page, site: Site) -> dict[str, int]:
     """What a page fetched for itself, beyond what every page of the version shares (the
     theme's assets, the search index) and the site-wide plotly.js."""
     page.raw.wait_for_load_state("networkidle")
@@ -77,7 +82,7 @@ def _own_bytes(page) -> dict[str, int]:
                   ...performance.getEntriesByType('resource')]
                  .map(e => [new URL(e.name).pathname, e.encodedBodySize])"""
     )
-    shared = ("/v/v2/assets/", "/v/v2/search/", "/assets/")
+    shared = (f"/{site.theme}/", "/v/v2/search/", "/assets/")
     return {path: size for path, size in sizes if not path.startswith(shared)}
 
 
@@ -94,7 +99,7 @@ def test_speed_page_draws_its_charts_cleanly_and_stays_light(browser, site, scre
         assert page.evaluate("() => document.querySelector('[data-title*=\"Cloud\"]')") is None
         if lang == "en":
             page.screenshot(screenshot_dir / "en-speed.png")
-        own = _own_bytes(page)
+        own = _own_bytes(page, site)
         assert sum(own.values()) <= PAGE_WEIGHT_LIMIT, own
         _assert_clean(page)
 
@@ -104,7 +109,7 @@ def test_summary_page_is_clean_and_light(browser, site, screenshot_dir):
         _visit(page, site.page("v2", "ja"))
         page.wait_for("article h1")
         page.screenshot(screenshot_dir / "ja-summary.png")
-        own = _own_bytes(page)
+        own = _own_bytes(page, site)
         assert sum(own.values()) <= PAGE_WEIGHT_LIMIT, own
         _assert_clean(page)
 

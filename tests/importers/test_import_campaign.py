@@ -22,6 +22,7 @@ from sitegen.validation import check_page
 from sitegen.validation.page_facts import read_page
 from tests.importers.sources import FIXTURES
 from tests.links import broken_internal_links
+from tests.sitefixtures import published_file, published_folder
 
 HARDWARE = """\
 hardware:
@@ -311,7 +312,7 @@ def test_pages_mark_every_figure_and_refuse_what_the_source_lacks(workdir: Path)
     assert 'data-refused="gen_tps"' in html and 'data-refused="e2e"' in html
     # The records download is the imported records, as signed.
     (version,) = [p for p in (workdir / "site" / "v").iterdir() if p.is_dir()]
-    download = version / "reports/cs/downloads/records.jsonl"
+    download = published_file(version, "reports/cs/downloads/records.jsonl")
     assert [json.loads(line)["trial_id"] for line in download.read_text().splitlines()][:2] == [
         "s1/requests/r0",
         "s1/requests/r1",
@@ -353,20 +354,19 @@ def test_own_downloads_round_trip_to_the_same_figures(tmp_path: Path, monkeypatc
     campaign = publishable_campaign(tmp_path / "data").parent
     slug = report_address(campaign)
     first = build_site(tmp_path / "data", tmp_path / "site-a", project, version="a")
-    downloads = tmp_path / "site-a" / "v" / first.version / "reports" / slug / "downloads"
+    a = tmp_path / "site-a" / "v" / first.version
+    downloads = published_folder(a, f"reports/{slug}/downloads")
     monkeypatch.chdir(tmp_path)
-    own = [str(downloads / name) for name in ("records.jsonl.gz", "plan.json", "manifest.json")]
+    own = [str(downloads[name]) for name in ("records.jsonl.gz", "plan.json", "manifest.json")]
     assert run("import", "sitegen", *own, "--campaign", campaign.name, "--data", "again") == 0
     assert run("verify", str(tmp_path / "again" / CAMPAIGNS_DIR / campaign.name)) == 0
     second = build_site(tmp_path / "again", tmp_path / "site-b", project, version="a")
-    a = tmp_path / "site-a" / "v" / "a"
     b = tmp_path / "site-b" / "v" / second.version
-    tables = sorted(p.name for p in downloads.iterdir() if p.suffix in (".csv", ".parquet"))
+    tables = sorted(name for name in downloads if name.endswith((".csv", ".parquet")))
     assert "trials.csv" in tables and "speed_summary.csv" in tables
+    again = published_folder(b, f"reports/{slug}/downloads")
     for name in tables:
-        assert (b / "reports" / slug / "downloads" / name).read_bytes() == (
-            downloads / name
-        ).read_bytes(), name
+        assert again[name].read_bytes() == downloads[name].read_bytes(), name
     pages = sorted(p.relative_to(a) for p in (a / "reports" / slug).rglob("index.html"))
     assert len(pages) >= 4
     for page in pages:
@@ -376,7 +376,7 @@ def test_own_downloads_round_trip_to_the_same_figures(tmp_path: Path, monkeypatc
         assert read_page((b / page).read_text()).figures() == figures_a, page
     # A plan that is not the records' plan is refused.
     other = tmp_path / "plan.json"
-    other.write_bytes((downloads / "plan.json").read_bytes() + b" ")
+    other.write_bytes(downloads["plan.json"].read_bytes() + b" ")
     assert run("import", "sitegen", own[0], str(other), own[2], "--campaign", "x") == 1
 
 

@@ -14,7 +14,13 @@ import pytest
 from sitegen.build import build_site
 from sitegen.errors import DataError
 from sitegen.redact import Redactor, RedactPolicy
-from tests.sitefixtures import publishable_campaign, report_address
+from tests.sitefixtures import (
+    publishable_campaign,
+    published_file,
+    published_folder,
+    published_objects,
+    report_address,
+)
 
 PROJECT = Path(__file__).resolve().parents[2]
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3))\n\n# not a heading"
@@ -53,20 +59,20 @@ def test_site_pages_in_both_languages_with_downloads(built):
     for page in ("", "speed/", "data/"):
         assert (site / "reports" / slug / page / "index.html").is_file()
         assert (site / "en" / "reports" / slug / page / "index.html").is_file()
-    downloads = site / "reports" / slug / "downloads"
-    sums = (downloads / "SHA256SUMS").read_text().splitlines()
+    downloads = published_folder(site, f"reports/{slug}/downloads")
+    sums = downloads["SHA256SUMS"].read_text().splitlines()
     # records, plan, manifest; trials, summary, latency, memory, telemetry, system × 2
     assert len(sums) == 15
     for line in sums:
         digest, name = line.split("  ")
-        assert hashlib.sha256((downloads / name).read_bytes()).hexdigest() == digest
+        assert hashlib.sha256(downloads[name].read_bytes()).hexdigest() == digest
     # The records as measured and redacted: the same records, the host as a label; the
     # manifest signs the raw file, which the build left as it was.
-    manifest = json.loads((downloads / "manifest.json").read_text())
+    manifest = json.loads(downloads["manifest.json"].read_text())
     signed = next(a for a in manifest["artifacts"] if a["path"] == "records.jsonl")
     assert hashlib.sha256(records_path.read_bytes()).hexdigest() == signed["sha256"]
     raw = [json.loads(line) for line in records_path.read_text().splitlines()]
-    unpacked = gzip.decompress((downloads / "records.jsonl.gz").read_bytes()).decode()
+    unpacked = gzip.decompress(downloads["records.jsonl.gz"].read_bytes()).decode()
     published = [json.loads(line) for line in unpacked.splitlines()]
     assert [r["trial_id"] for r in published] == [r["trial_id"] for r in raw]
     assert [r["text"] for r in published] == [r["text"] for r in raw]
@@ -74,7 +80,8 @@ def test_site_pages_in_both_languages_with_downloads(built):
         Redactor(RedactPolicy()).host(raw[0]["provenance"]["host"]["hostname"])
     }
     en_data = (site / "en" / "reports" / slug / "data" / "index.html").read_text(encoding="utf-8")
-    assert f'href="../../../../reports/{slug}/downloads/records.jsonl.gz"' in en_data
+    records_object = published_objects(site)[f"reports/{slug}/downloads/records.jsonl.gz"]
+    assert f'href="../../../../../../{records_object}"' in en_data
     assert (
         root / "site" / "assets" / "js" / "plotly-basic-4.1.1.min.js"
     ).stat().st_size > 1_000_000
@@ -87,7 +94,9 @@ def test_model_output_is_escaped_text(built):
     report = root / "site" / "v" / "test" / "reports" / report_address(records_path.parent)
     data_page = (report / "data" / "index.html").read_text(encoding="utf-8")
     assert "alert(" not in data_page  # texts are not in the page: they load as JSON data
-    shard = (report / "answers" / "0.json").read_text(encoding="utf-8")
+    version = root / "site" / "v" / "test"
+    shard_path = f"reports/{report_address(records_path.parent)}/answers/0.json"
+    shard = published_file(version, shard_path).read_text(encoding="utf-8")
     assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in shard
     assert "</script>" not in shard and "<img" not in shard
     answer = next(a for a in json.loads(shard) if a["trial_id"] == "off/short/r0")

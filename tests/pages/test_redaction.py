@@ -30,6 +30,7 @@ from tests.sitefixtures import (
     PROJECT,
     copy_project,
     publishable_campaign,
+    published_folder,
     read_records,
     report_address,
     resign,
@@ -196,8 +197,9 @@ def test_the_raw_campaign_is_left_as_measured(machine_site):
 
 def test_the_published_records_carry_labels_and_file_names(machine_site):
     root, directory, _ = machine_site
-    downloads = root / "site" / "v" / "test" / "reports" / report_address(directory) / "downloads"
-    lines = gzip.decompress((downloads / "records.jsonl.gz").read_bytes()).decode()
+    version = root / "site" / "v" / "test"
+    downloads = published_folder(version, f"reports/{report_address(directory)}/downloads")
+    lines = gzip.decompress(downloads["records.jsonl.gz"].read_bytes()).decode()
     records = [TrialRecord.model_validate_json(line) for line in lines.splitlines()]
     assert len(records) == len(read_records(directory / RECORDS_FILE))
     labels = Redactor(RedactPolicy())
@@ -212,7 +214,7 @@ def test_the_published_records_carry_labels_and_file_names(machine_site):
     assert provenance.host.devices == read_campaign_devices(directory)
     failed = [r for r in records if r.status == "failed"]
     assert failed and all("localhost:port-" in r.failure_reason for r in failed)
-    plan = json.loads((downloads / "plan.json").read_text())
+    plan = json.loads(downloads["plan.json"].read_text())
     assert plan["model"]["source"].endswith("/gemma-3-270m-Q4_K_M.gguf")
     assert plan["conditions"][0]["engine_options"]["base_url"] == provenance.flags["base_url"]
 
