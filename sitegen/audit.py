@@ -47,14 +47,10 @@ from sitegen.signing import (
     parse_public_key,
     signature_problem,
 )
-from sitegen.site_layout import LATEST_ALIAS, VERSIONS_DIR, VERSIONS_FILE
+from sitegen.site_layout import LATEST_ALIAS, OBJECT_MAP, OBJECTS_DIR, VERSIONS_DIR, VERSIONS_FILE
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import validate_campaigns
 
-OBJECTS_DIR = "objects"
-"""Site-root folder of a content-addressed archive's files."""
-OBJECTS_FILE = "objects.json"
-"""A version's map of version-relative paths to site-root-relative object paths."""
 DOWNLOADS = "downloads"
 SUMS_FILE = "SHA256SUMS"
 RECOMPUTED_KINDS = (".csv", ".parquet", ".jsonl.gz", "plan.json")
@@ -171,14 +167,21 @@ class VersionFiles:
         self.site = site
         self.label = label
         self.prefix = f"{VERSIONS_DIR}/{label}/"
-        listing = site.read(self.prefix + OBJECTS_FILE)
+        listing = site.read(self.prefix + OBJECT_MAP)
         try:
             objects = json.loads(listing) if listing is not None else {}
         except ValueError as exc:
-            raise SitegenError(f"{self.prefix}{OBJECTS_FILE}: not JSON ({exc})") from exc
+            raise SitegenError(f"{self.prefix}{OBJECT_MAP}: not JSON ({exc})") from exc
         if not isinstance(objects, dict):
-            raise SitegenError(f"{self.prefix}{OBJECTS_FILE}: not a JSON object")
+            raise SitegenError(f"{self.prefix}{OBJECT_MAP}: not a JSON object")
         self.objects: dict[str, str] = objects
+        self.paths = {stored: path for path, stored in objects.items()}
+
+    def version_path(self, location: str) -> str | None:
+        """The version's path of a site-root path (``None``: not one of its files)."""
+        if location.startswith(self.prefix):
+            return location[len(self.prefix) :]
+        return self.paths.get(location)
 
     def location(self, path: str) -> str:
         """Where the site holds the version's file ``path`` (site-root-relative)."""
@@ -251,20 +254,14 @@ def linked_pages(page: str, links: Iterable[str], label: str) -> list[str]:
     return found
 
 
-def download_links(page: str, links: Iterable[str], label: str) -> list[str]:
-    """The site-root paths of the downloads ``links`` of ``page`` reach: under a report's
-    ``downloads/`` or in ``objects/`` (a content-addressed archive)."""
-    found = []
-    for link in links:
-        target = urllib.parse.urlsplit(
-            urllib.parse.urljoin(f"http://site.invalid/{VERSIONS_DIR}/{label}/{page}", link)
-        )
-        path = posixpath.normpath(target.path).lstrip("/")
-        if target.netloc == "site.invalid" and (
-            path.startswith(f"{OBJECTS_DIR}/") or f"/{DOWNLOADS}/" in path
-        ):
-            found.append(path)
-    return found
+def resolve(page: str, link: str, label: str) -> str | None:
+    """The site-root path a link of ``page`` reaches (``None``: another site)."""
+    target = urllib.parse.urlsplit(
+        urllib.parse.urljoin(f"http://site.invalid/{VERSIONS_DIR}/{label}/{page}", link)
+    )
+    if target.netloc != "site.invalid":
+        return None
+    return posixpath.normpath(urllib.parse.unquote(target.path)).lstrip("/")
 
 
 def report_of(page: str) -> str | None:
@@ -468,23 +465,30 @@ def audit_report(
 
 
 def link_findings(
-    site: PublishedSite,
-    label: str,
-    pages: dict[str, PageMarks],
-    checked: dict[str, str],
-    reports: set[str],
+    files: VersionFiles, pages: dict[str, PageMarks], checked: dict[str, str], reports: set[str]
 ) -> list[Finding]:
     """Each download link of a page of ``reports`` that does not reach a file whose
-    SHA-256 was checked: a link to another copy is fetched, and must hold those bytes."""
+    SHA-256 was checked: a link to another copy is fetched, and must hold those bytes. A
+    download link: one to a version file under a report's ``downloads/``, or to an object
+    the version's map does not list named like a checked download."""
     findings = []
     digests = set(checked.values())
+    names = {posixpath.basename(path) for path in checked}
     for page, parsed in pages.items():
         if report_of(page) not in reports:
             continue
-        for path in download_links(page, parsed.links, label):
-            if path in checked:
+        for link in parsed.links:
+            path = resolve(page, link, files.label)
+            if path is None or path in checked:
                 continue
-            data = site.read(path)
+            known = files.version_path(path)
+            unlisted_object = known is None and path.startswith(f"{OBJECTS_DIR}/")
+            if not (
+                (known is not None and f"/{DOWNLOADS}/" in f"/{known}")
+                or (unlisted_object and posixpath.basename(path) in names)
+            ):
+                continue
+            data = files.site.read(path)
             if data is None or hashlib.sha256(data).hexdigest() not in digests:
                 findings.append(
                     Finding(page, f"links {path}, which is not a file {SUMS_FILE} lists")
@@ -540,7 +544,7 @@ def audit_site(location: str, label: str | None = None) -> AuditResult:
             result.findings.append(
                 Finding(f"reports/{slug}/", "no page marks a figure: nothing to compare")
             )
-    result.findings += link_findings(site, files.label, pages, result.checked, result.hashed)
+    result.findings += link_findings(files, pages, result.checked, result.hashed)
     for page, parsed in pages.items():
         slug = report_of(page)
         result.figures += len(parsed.figures)
