@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
 import pytest
@@ -93,6 +94,15 @@ def test_a_published_version_audits_clean_from_its_directory_and_over_http(
     assert checked_figures(over_http) == checked_figures(out)
 
 
+def version_file(site: Path, path: str) -> Path:
+    """Where the site holds version ``VERSION``'s file ``path``: through its
+    ``objects.json``, else at the plain path."""
+    version = site / "v" / VERSION
+    listing = version / "objects.json"
+    objects = json.loads(listing.read_text()) if listing.is_file() else {}
+    return site / objects[path] if path in objects else version / path
+
+
 def first_figure(page: Path) -> tuple[str, str]:
     found = re.search(r'<span data-figure="([^"]+)">([^<]+)</span>', page.read_text())
     return found[1], found[2]
@@ -113,7 +123,7 @@ def test_a_changed_figure_is_named_with_its_page(site: Path, published, capsys) 
 
 def test_a_changed_csv_cell_is_named_by_row_and_column(site: Path, published, capsys) -> None:
     slug = published[1]
-    table = site / "v" / VERSION / "reports" / slug / "downloads" / "speed_summary.csv"
+    table = version_file(site, f"reports/{slug}/downloads/speed_summary.csv")
     lines = table.read_text(encoding="utf-8-sig").split("\n")
     header = lines[0].split(",")
     column = header.index('"gen_tps_median"')
@@ -131,25 +141,24 @@ def test_a_changed_csv_cell_is_named_by_row_and_column(site: Path, published, ca
     )
 
 
-def change_a_record_and_rehash(downloads: Path) -> None:
+def change_a_record_and_rehash(site: Path, slug: str) -> None:
     """Raise one measured trial's peak memory in ``records.jsonl.gz`` above every other and
     write the new hash into ``SHA256SUMS``: what a forger who can write the host would do."""
-    records = downloads / "records.jsonl.gz"
+    records = version_file(site, f"reports/{slug}/downloads/records.jsonl.gz")
     lines = gzip.decompress(records.read_bytes()).decode().splitlines()
     index = next(i for i, line in enumerate(lines) if '"role":"measured"' in line)
     record = json.loads(lines[index])
     record["peak_memory"][0]["peak_mib"] = 99_999.0
     lines[index] = json.dumps(record)
     records.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
-    sums = downloads / "SHA256SUMS"
+    sums = version_file(site, f"reports/{slug}/downloads/SHA256SUMS")
     digest = hashlib.sha256(records.read_bytes()).hexdigest()
     listed = re.sub(r"(?m)^[0-9a-f]{64}(?=  records\.jsonl\.gz$)", digest, sums.read_text())
     sums.write_text(listed)
 
 
 def test_a_changed_record_is_refused_by_the_signature(site: Path, published, capsys) -> None:
-    downloads = site / "v" / VERSION / "reports" / published[1] / "downloads"
-    change_a_record_and_rehash(downloads)
+    change_a_record_and_rehash(site, published[1])
     code, out = audit(site, capsys)
     assert code == 1
     assert f"reports/{published[1]}/downloads/SHA256SUMS · changed after it was signed" in out
@@ -159,11 +168,9 @@ def test_a_changed_record_of_an_unsigned_site_is_named_by_its_figures(
     site: Path, published, capsys
 ) -> None:
     slug = published[1]
-    version = site / "v" / VERSION
-    (version / PUBLIC_KEY_FILE).unlink()
-    downloads = version / "reports" / slug / "downloads"
-    (downloads / "SHA256SUMS.sig").unlink()
-    change_a_record_and_rehash(downloads)
+    version_file(site, PUBLIC_KEY_FILE).unlink()
+    version_file(site, f"reports/{slug}/downloads/SHA256SUMS.sig").unlink()
+    change_a_record_and_rehash(site, slug)
     code, out = audit(site, capsys)
     assert code == 1
     assert "signing key sha256" not in out and "publishes no signing key" in out
@@ -176,34 +183,35 @@ def test_a_changed_record_of_an_unsigned_site_is_named_by_its_figures(
     assert f"reports/{slug}/downloads/memory.csv · row " in out
 
 
-def test_a_version_whose_downloads_are_objects_is_read_through_its_map(
+def test_a_version_published_before_objects_is_read_at_its_plain_paths(
     site: Path, published, capsys
 ) -> None:
-    """A content-addressed archive: the downloads lie in ``objects/`` at the site root,
-    ``v/<label>/objects.json`` maps their version paths there and the pages link there."""
+    """A version without ``objects.json`` (published before the content-addressed archive):
+    every file under ``v/<label>/``, the pages linking there."""
     version, slug = site / "v" / VERSION, published[1]
-    objects = {}
-    for file in sorted((version / "reports" / slug / "downloads").iterdir()):
-        stored = f"objects/{hashlib.sha256(file.read_bytes()).hexdigest()}/{file.name}"
-        (site / stored).parent.mkdir(parents=True)
-        file.rename(site / stored)
-        objects[file.relative_to(version).as_posix()] = stored
-    (version / "objects.json").write_text(json.dumps(objects))
-    # The pages still link the plain paths, which are gone: each link is named.
+    objects = json.loads((version / "objects.json").read_text())
+    for path, stored in objects.items():
+        (version / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(site / stored, version / path)
+    (version / "objects.json").unlink()
+    shutil.rmtree(site / "objects")
+    # The pages still link the objects, which are gone: each download link is named.
     code, out = audit(site, capsys)
     assert code == 1
-    assert f"en/reports/{slug}/data/ · links v/{VERSION}/reports/{slug}/downloads/trials.csv" in out
+    stored = objects[f"reports/{slug}/downloads/trials.csv"]
+    assert f"en/reports/{slug}/data/ · links {stored}, which is not a file SHA256SUMS lists" in out
+    plain = {quote(stored): path for path, stored in objects.items()}
     for page in version.rglob("index.html"):
-        up = "../" * len(page.parent.relative_to(site).parts)
+        up = "../" * len(page.parent.relative_to(version).parts)
         html = re.sub(
-            r'href="(?:\.\./)*(reports/[^"]+/downloads/[^"]+)"',
-            lambda link, up=up: f'href="{up}{objects[link[1]]}"',
+            r'href="(?:\.\./)*(objects/[^"]+)"',
+            lambda link, up=up: f'href="{up}{plain.get(link[1], link[1])}"',
             page.read_text(),
         )
         page.write_text(html)
     code, out = audit(site, capsys)
     assert code == 0, out
-    trials = site / objects[f"reports/{slug}/downloads/trials.csv"]
+    trials = version / "reports" / slug / "downloads" / "trials.csv"
     trials.write_bytes(trials.read_bytes().replace(b"\n", b"\n ", 1))
     code, out = audit(site, capsys)
     assert code == 1 and f"reports/{slug}/downloads/trials.csv · altered" in out
@@ -246,8 +254,8 @@ def test_labels_a_project_declares_are_taken_as_published(tmp_path: Path, capsys
 
     directory = publishable_campaign(tmp_path / "data", mutate=with_path).parent
     build_site(tmp_path / "data", tmp_path / "site", project, version=VERSION)
-    system = tmp_path / "site" / "v" / VERSION / "reports" / report_address(directory)
-    assert "node A" in (system / "downloads" / "system.csv").read_text(encoding="utf-8-sig")
+    system = f"reports/{report_address(directory)}/downloads/system.csv"
+    assert "node A" in version_file(tmp_path / "site", system).read_text(encoding="utf-8-sig")
     code, out = audit(tmp_path / "site", capsys)
     assert code == 0, out
 
