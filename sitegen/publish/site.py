@@ -26,6 +26,7 @@ from sitegen.publish.archive import (
     link_file,
     link_identical,
     link_tree,
+    object_digest,
     sha256_bytes,
     write_root,
 )
@@ -126,7 +127,13 @@ def _store_objects(version_dir: Path, site: Path, version_url: str) -> dict[str,
     move_to_objects(version_dir, site, placement, version_url)
     object_map = json.dumps(placement.moved, indent=1, sort_keys=True) + "\n"
     (version_dir / OBJECT_MAP).write_text(object_map, encoding="utf-8")
-    return {placement.moved[path]: rendered[path] for path in placement.moved}
+    in_folders = tuple(f"{folder}/" for folder in placement.folders.values())
+    files = {
+        placement.moved[path]: rendered[path]
+        for path in placement.moved
+        if not placement.moved[path].startswith(in_folders)
+    }
+    return files | {folder: object_digest(folder) for folder in in_folders}
 
 
 def _carry_over(
@@ -140,13 +147,17 @@ def _carry_over(
         link_tree(site_dir / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
         for path, digest in other.objects.items():
             target = site / path
+            if path.endswith("/"):
+                if not target.exists():
+                    link_tree(site_dir / path, target)
+                continue
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 link_file(site_dir / path, target)
             known.setdefault(digest, target)
         for path, digest in other.files.items():
             known.setdefault(digest, site / VERSIONS_DIR / other.label / path)
-    new_files = {site / path: digest for path, digest in version.objects.items()}
+    new_files = {site / p: digest for p, digest in version.objects.items() if not p.endswith("/")}
     version_dir = site / VERSIONS_DIR / version.label
     new_files |= {version_dir / path: digest for path, digest in version.files.items()}
     link_identical(new_files, known)

@@ -118,6 +118,19 @@ def test_a_changed_object_is_refused_naming_it_and_its_versions(two_versions, tm
     assert not (site / "v" / "v3").exists()
 
 
+def test_the_manifest_names_objects_by_path_and_a_folder_object_is_checked_whole(
+    two_versions, tmp_path
+):
+    site = _copy(two_versions.site.resolve(), tmp_path)
+    manifest = json.loads((site / "v" / "v1" / ".sitegen-version.json").read_bytes())
+    # Each object's name is its SHA-256: the manifest needs no second copy of the hashes.
+    assert manifest["schema_version"] == 3 and isinstance(manifest["objects"], list)
+    theme = next(p for p in manifest["objects"] if p.endswith("/"))
+    (site / theme / "added.js").write_text("added")
+    with pytest.raises(ArchiveError, match=rf"changed object {theme} \(used by v1, v2\)"):
+        read_archive(site)
+
+
 def test_objects_of_earlier_versions_are_carried_into_every_release(two_versions, tmp_path):
     site = tmp_path / "site"
     shutil.copytree(two_versions.site.with_name(".site.releases"), tmp_path / ".site.releases")
