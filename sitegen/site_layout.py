@@ -15,8 +15,10 @@ Layout of the site directory::
                                     theme's assets, answer shards, table pages): the
                                     SHA-256 of its listing (``<sha256>  <path>`` lines)
     v/<label>/…                     a version's pages and the files material's scripts
-                                    fetch by a name they build (search index, sitemaps); a
-                                    page byte for byte an earlier version's is a hard link
+                                    fetch by a name they build (search index,
+                                    sitemap.xml); a page byte for byte an earlier
+                                    version's is a hard link (no 404.html: hosts serve the
+                                    root's; no sitemap.xml.gz: not for search engines)
     v/<label>/objects.json          the version's public map of moved files (see below)
     v/<label>/.sitegen-version.json that version's file hashes (its objects' too) and
                                     headline figures
@@ -46,6 +48,8 @@ VERSION_MANIFEST = ".sitegen-version.json"
 BUILD_MARKER = ".sitegen-build.json"
 VERSIONS_FILE = "versions.json"
 CHANGELOG_PAGE = "changelog"
+SITEMAP_ARCHIVE = "sitemap.xml.gz"
+"""mkdocs writes it beside ``sitemap.xml`` for search engines; versions do not keep it."""
 OBJECTS_DIR = "objects"
 """Site-root folder of the content-addressed files versions share."""
 OBJECT_MAP = "objects.json"

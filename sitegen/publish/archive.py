@@ -303,9 +303,12 @@ def redirect_page(target: str, csp: str, root: str, notice: str) -> bytes:
     ).encode()
 
 
-def write_root(site: Path, versions: list[PublishedVersion], csp: str, notice: str) -> None:
-    """Files outside the version directories: version lists, ``latest/`` and the root
-    redirect (``notice``: its text). ``site`` already holds every version directory."""
+def write_root(
+    site: Path, versions: list[PublishedVersion], csp: str, notice: str, not_found: bytes
+) -> None:
+    """Files outside the version directories: version lists, ``latest/``, the root
+    redirect (``notice``: its text) and the 404 page (``not_found``: the newest version's,
+    its links start at the site root). ``site`` already holds every version directory."""
     listing = versions_json(versions)
     (site / VERSIONS_FILE).write_bytes(listing)
     (site / VERSIONS_DIR / VERSIONS_FILE).write_bytes(listing)
@@ -320,5 +323,4 @@ def write_root(site: Path, versions: list[PublishedVersion], csp: str, notice: s
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(redirect_page(target, csp, "../" * depth, ""))
     (site / "index.html").write_bytes(redirect_page(f"{LATEST_ALIAS}/", csp, "", notice))
-    # mkdocs writes 404.html with links from the site root, so it serves the whole site.
-    (site / "404.html").write_bytes((site / VERSIONS_DIR / newest.label / "404.html").read_bytes())
+    (site / "404.html").write_bytes(not_found)

@@ -31,9 +31,20 @@ from sitegen.publish.archive import (
     write_root,
 )
 from sitegen.publish.marker import BuildMarker, write_build_marker
-from sitegen.publish.objects import drop_source_maps, move_to_objects, place_objects
+from sitegen.publish.objects import (
+    NOT_FOUND_PAGE,
+    drop_source_maps,
+    move_to_objects,
+    place_objects,
+)
 from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
-from sitegen.site_layout import OBJECT_MAP, SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
+from sitegen.site_layout import (
+    OBJECT_MAP,
+    SHARED_ASSETS,
+    SITEMAP_ARCHIVE,
+    VERSION_MANIFEST,
+    VERSIONS_DIR,
+)
 
 Outcome = Literal["published", "unchanged"]
 
@@ -84,6 +95,7 @@ def _publish_in(
     render_version(build, project_dir, staging, version_dir)
     kill_point("after-render")
     objects = _store_objects(version_dir, site, _version_url(project_dir, build.label))
+    not_found = _take_site_level_files(version_dir)
     shared = shared_assets()
     version = PublishedVersion(
         build.label,
@@ -101,7 +113,10 @@ def _publish_in(
     (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
     _carry_over(home.site, site, published, version)
     _write_shared(home.site, site, published, shared)
-    write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build))
+    newest = max([*published, version], key=lambda v: v.sort_key)
+    if newest is not version:
+        not_found = (home.site / NOT_FOUND_PAGE).read_bytes()
+    write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build), not_found)
     write_build_marker(site, marker)
     kill_point("after-release-written")
     switch(home, site)
@@ -134,6 +149,18 @@ def _store_objects(version_dir: Path, site: Path, version_url: str) -> dict[str,
         if not placement.moved[path].startswith(in_folders)
     }
     return files | {folder: object_digest(folder) for folder in in_folders}
+
+
+def _take_site_level_files(version_dir: Path) -> bytes:
+    """Take out of the version what only the site root serves; returns its 404 page (a
+    static host serves the site root's ``404.html``, the newest version's, for every
+    missing address). ``sitemap.xml.gz`` goes: only search engines read it, and archived
+    versions are not for indexing (the version selector reads ``sitemap.xml``)."""
+    (version_dir / SITEMAP_ARCHIVE).unlink(missing_ok=True)
+    page = version_dir / NOT_FOUND_PAGE
+    not_found = page.read_bytes()
+    page.unlink()
+    return not_found
 
 
 def _carry_over(

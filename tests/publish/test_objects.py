@@ -88,6 +88,13 @@ def test_every_link_of_every_version_resolves(two_versions):
     # The 404 page is served at any address: its links start at the site root.
     not_found = (site / "404.html").read_text(encoding="utf-8")
     assert 'src="/objects/' in not_found and 'href="/latest/"' in not_found
+    # Only the root's 404 is served, the newest version's; only search engines read the
+    # .gz sitemap: no version keeps either. The version selector's sitemap.xml stays.
+    assert 'href="/v/v2/' in not_found
+    for label in ("v1", "v2"):
+        assert not (site / "v" / label / "404.html").exists()
+        assert not (site / "v" / label / "sitemap.xml.gz").exists()
+        assert (site / "v" / label / "sitemap.xml").is_file()
     # Answer shards and table pages are fetched by a name a script builds: their folder
     # moved whole, the page names the folder.
     data = (site / "v" / "v2" / "reports" / two_versions.slug / "data" / "index.html").read_text()
