@@ -293,7 +293,7 @@ def publish(
         docs = {
             **rendered.docs,
             **changelog_docs(changes, label, rendered.catalogs),
-            **history_docs(published, current, rendered.catalogs),
+            **history_docs(current, rendered.catalogs),
         }
         build = VersionBuild(
             label,
