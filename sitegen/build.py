@@ -292,7 +292,7 @@ def publish(
         current = PublishedVersion(label, data_epoch, figures)
         docs = {
             **rendered.docs,
-            **changelog_docs(changes, label, rendered.catalogs),
+            **changelog_docs(changes, rendered.catalogs),
             **history_docs(current, rendered.catalogs),
         }
         build = VersionBuild(

@@ -106,7 +106,7 @@ def _to_versions(lang: str) -> str:
 
 def history_data_path(address: str, lang: str) -> str:
     """The site-root path of a report's history in one language (a chart spec with the
-    table's HTML under ``table``): rewritten by every build, like ``versions.json``."""
+    table's HTML under ``html``): rewritten by every build, like ``versions.json``."""
     return f"{HISTORY_DIR}/{address}/{lang}.json"
 
 
@@ -130,7 +130,7 @@ def history_files(
                 to_versions=_to_versions(lang),
                 prefix="" if lang == LANGUAGES[0] else f"{lang}/",
             )
-            data = {**history_chart(rows, catalog), "table": table}
+            data = {**history_chart(rows, catalog), "html": table}
             files[history_data_path(address, lang)] = script_json(data).encode()
     return files
 

@@ -30,6 +30,7 @@ from sitegen.publish.archive import (
     sha256_bytes,
     write_root,
 )
+from sitegen.publish.changelog import changelog_files
 from sitegen.publish.history import history_files
 from sitegen.publish.marker import BuildMarker, write_build_marker
 from sitegen.publish.objects import (
@@ -118,7 +119,11 @@ def _publish_in(
     if newest is not version:
         not_found = (home.site / NOT_FOUND_PAGE).read_bytes()
     write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build), not_found)
-    for path, data in history_files([*published, version], build.catalogs).items():
+    every_version = [*published, version]
+    for path, data in (
+        history_files(every_version, build.catalogs)
+        | changelog_files(every_version, build.catalogs)
+    ).items():
         (site / path).parent.mkdir(parents=True, exist_ok=True)
         (site / path).write_bytes(data)
     write_build_marker(site, marker)

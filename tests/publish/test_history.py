@@ -48,18 +48,18 @@ def test_history_lists_every_version_and_the_changelog_names_the_cause(tmp_path)
         assert html.count('data-observation="published-headline"') == 1
         assert re.findall(r"\bv[12]\b", text_of(html)) == [] and "/v1/" not in html
         # ...and names the site's history of every version, rewritten by each build.
-        source = re.search(r'data-history="([^"]+)"', html)[1]
+        source = re.search(r'data-all-versions="([^"]+)"', html)[1]
         history = json.loads((page.parent / source).read_text())
         assert (page.parent / source).resolve() == (
             site / "history" / slug / f"{lang}.json"
         ).resolve()
-        assert history["table"].count('data-observation="published-headline"') == 2
+        assert history["html"].count('data-observation="published-headline"') == 2
         assert (
             f'href="../../../../{"../" if prefix else ""}v1/{prefix}reports/{slug}/"'
-            in history["table"]
+            in history["html"]
         )
         assert [point for trace in history["data"] for point in trace["x"]] == ["v1", "v2"]
-    table = text_of(json.loads((site / "history" / slug / "en.json").read_text())["table"])
+    table = text_of(json.loads((site / "history" / slug / "en.json").read_text())["html"])
     ratios = re.findall(r"(\d+\.\d\d)× \(", table)
     assert len(ratios) == 2 and ratios[0] != ratios[1]
     assert "this version" in text(v2 / "en" / "reports" / slug / "history" / "index.html")
@@ -70,7 +70,7 @@ def test_history_lists_every_version_and_the_changelog_names_the_cause(tmp_path)
         page = f"{prefix}reports/{slug}/history/index.html"
         assert os.path.samefile(v2 / page, v3 / page)
     history = json.loads((site / "history" / slug / "ja.json").read_text())
-    assert history["table"].count('data-observation="published-headline"') == 3
+    assert history["html"].count('data-observation="published-headline"') == 3
     changelog = text(v2 / "en" / "changelog" / "index.html")
     assert "new or changed records" in changelog
     assert broken_internal_links(site) == []
