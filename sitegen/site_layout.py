@@ -8,6 +8,12 @@ Layout of the site directory::
     v/versions.json                 the same list where mkdocs-material's selector reads it
                                     (``../versions.json`` from a version's root)
     latest/…                        one redirect page per page of the newest version
+    changelog/<lang>.json           every version's changes, newest first (``{"html": …}``);
+                                    each version's changelog page shows its own changes
+                                    and puts these in their place where it can fetch them
+    history/<report>/<lang>.json    a report's headline in every version holding it (a
+                                    chart spec and the table's ``html``), read likewise by
+                                    the report's history page in each version
     assets/…                        files shared by every version (plotly.js)
     objects/<sha256>/<file name>    one file a version names (a download, a chart's data):
                                     the SHA-256 of its bytes, its own name
@@ -20,8 +26,9 @@ Layout of the site directory::
                                     version's is a hard link (no 404.html: hosts serve the
                                     root's; no sitemap.xml.gz: not for search engines)
     v/<label>/objects.json          the version's public map of moved files (see below)
-    v/<label>/.sitegen-version.json that version's file hashes (its objects' too) and
-                                    headline figures
+    v/<label>/.sitegen-version.json that version's file hashes, the paths of the objects
+                                    it uses (each named by its SHA-256) and its headline
+                                    figures
     .sitegen-build.json             the last build's marker (up-to-date check)
 
 ``v/<label>/objects.json`` is a JSON object: each file the version had when mkdocs
