@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import sitegen.build
 import sitegen.publish.site
 from sitegen.build import build_site
 from sitegen.errors import ArchiveError
@@ -148,6 +149,24 @@ def test_objects_of_earlier_versions_are_carried_into_every_release(two_versions
     kept = {p for p in before if p.startswith(("objects/", "v/v1/", "v/v2/"))}
     assert {p: after.get(p) for p in kept} == {p: before[p] for p in kept}
     assert {v.label for v in read_archive(site)} == {"v1", "v2", "v3"}
+
+
+def test_an_older_version_published_later_leaves_the_newest_versions_404(
+    two_versions, tmp_path, monkeypatch
+):
+    site = tmp_path / "site"
+    shutil.copytree(two_versions.site.with_name(".site.releases"), tmp_path / ".site.releases")
+    os.symlink(os.readlink(two_versions.site), site)
+    not_found = (site / "404.html").read_bytes()
+    record_time = sitegen.build.latest_record_time
+    # A day before v1 and v2: v0 sorts first, v2 stays the newest.
+    monkeypatch.setattr(
+        sitegen.build, "latest_record_time", lambda *a: (record_time(*a)[0] - 86400, "v0")
+    )
+    assert build_site(two_versions.data, site, PROJECT, version="v0").outcome == "published"
+    assert (site / "404.html").read_bytes() == not_found
+    assert [v.label for v in read_archive(site)] == ["v0", "v1", "v2"]
+    assert broken_internal_links(site) == []
 
 
 @pytest.fixture(scope="module")
