@@ -49,6 +49,7 @@ def test_history_lists_every_version_and_the_changelog_names_the_cause(tmp_path)
         assert re.findall(r"\bv[12]\b", text_of(html)) == [] and "/v1/" not in html
         # ...and names the site's history of every version, rewritten by each build.
         source = re.search(r'data-all-versions="([^"]+)"', html)[1]
+        assert f'data-spec="{source}"' in html  # the chart of every version too
         history = json.loads((page.parent / source).read_text())
         assert (page.parent / source).resolve() == (
             site / "history" / slug / f"{lang}.json"
