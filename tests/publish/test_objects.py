@@ -169,6 +169,31 @@ def test_an_older_version_published_later_leaves_the_newest_versions_404(
     assert broken_internal_links(site) == []
 
 
+def test_a_manifest_of_schema_2_is_read_and_its_version_carried(two_versions, tmp_path):
+    """Schema 2 listed every object file with its hash (the files of folder objects one by
+    one): such a version is still verified and carried into the next release."""
+    site = _copy(two_versions.site.resolve(), tmp_path)
+    manifest_path = site / "v" / "v1" / ".sitegen-version.json"
+    manifest = json.loads(manifest_path.read_bytes())
+    files = {}
+    for path in manifest["objects"]:
+        stored = [site / path] if not path.endswith("/") else (site / path).rglob("*")
+        files |= {
+            p.relative_to(site).as_posix(): sha256_bytes(p.read_bytes())
+            for p in stored
+            if p.is_file()
+        }
+    manifest |= {"schema_version": 2, "objects": files}
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    assert read_archive(site)[0].objects == files
+    assert build_site(two_versions.data, site, PROJECT, version="v3").outcome == "published"
+    assert broken_internal_links(site) == []
+    theme_file = next(path for path in files if path.endswith("/sitegen.css"))
+    (site.resolve() / theme_file).unlink()
+    with pytest.raises(ArchiveError, match=f"missing object {theme_file} \\(used by v1\\)"):
+        read_archive(site)
+
+
 @pytest.fixture(scope="module")
 def old_layout_site(tmp_path_factory) -> TwoVersions:
     """A site published before objects: v1 holds every file of its own (the publishing of
