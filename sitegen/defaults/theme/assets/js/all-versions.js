@@ -29,6 +29,8 @@
       });
   }
   function start() {
+    // Opened from files, a page cannot fetch: its own entry stays, with its note.
+    if (location.protocol === "file:") return;
     document.querySelectorAll("div.sg-all-versions[data-all-versions]").forEach(load);
   }
   if (document.readyState === "loading") {
