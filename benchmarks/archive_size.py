@@ -80,13 +80,16 @@ def unchanged_versions(data: Path, work: Path, counts: list[int]) -> list[tuple[
     return rows
 
 
-def added_campaigns(data: Path, work: Path, count: int) -> list[tuple[str, int, int, int, int]]:
+def added_campaigns(
+    data: Path, work: Path, count: int
+) -> list[tuple[str, int, int, int, int, int]]:
     """(label, disk growth, host growth, the new campaign's data bytes, its report's
-    published bytes) per version."""
+    published bytes, the growth of ``objects/``) per version."""
     data = shutil.copytree(data, work / "growing" / "data")
     site = work / "growing" / "site"
     build_site(data, site, PROJECT, version="v1")
     before = site_sizes(site)
+    objects_before = site_sizes(site / "objects")[1]
     rows = []
     for number in range(1, count + 1):
         plan = seed_scale_plan(1).model_copy(
@@ -101,8 +104,10 @@ def added_campaigns(data: Path, work: Path, count: int) -> list[tuple[str, int, 
         after = site_sizes(site)
         version = site.resolve() / "v" / label
         report = report_bytes(version, f"reports/added-{number}/")
-        rows.append((label, after[0] - before[0], after[1] - before[1], raw, report))
-        before = after
+        objects_after = site_sizes(site / "objects")[1]
+        growth = (after[0] - before[0], after[1] - before[1])
+        rows.append((label, *growth, raw, report, objects_after - objects_before))
+        before, objects_before = after, objects_after
     return rows
 
 
@@ -143,11 +148,12 @@ def main() -> int:
             )
         print(f"added campaigns ({args.added} versions, each rendered):", flush=True)
         growth = added_campaigns(data, work, args.added)
-        for label, disk, host, raw, report in growth:
+        for label, disk, host, raw, report, objects in growth:
             print(
-                f"{label:>4}: disk +{disk / 1e3:6.0f} kB, host +{host / 1e3:6.0f} kB; the "
-                f"campaign's data {raw / 1e3:5.0f} kB (disk growth {disk / raw:.2f}×), its "
-                f"report's pages and objects {report / 1e3:5.0f} kB"
+                f"{label:>4}: disk +{disk / 1e3:6.0f} kB, host +{host / 1e3:6.0f} kB (new "
+                f"objects {objects / 1e3:4.0f} kB, the rest the version's pages and search "
+                f"index); the campaign's data {raw / 1e3:5.0f} kB (disk growth "
+                f"{disk / raw:.2f}×), its report's pages and objects {report / 1e3:5.0f} kB"
             )
         largest = rows[-1]
         ratio = largest[1] / one_disk

@@ -292,8 +292,8 @@ def publish(
         current = PublishedVersion(label, data_epoch, figures)
         docs = {
             **rendered.docs,
-            **changelog_docs(changes, label, rendered.catalogs),
-            **history_docs(published, current, rendered.catalogs),
+            **changelog_docs(changes, rendered.catalogs),
+            **history_docs(current, rendered.catalogs),
         }
         build = VersionBuild(
             label,

@@ -8,6 +8,12 @@ Layout of the site directory::
     v/versions.json                 the same list where mkdocs-material's selector reads it
                                     (``../versions.json`` from a version's root)
     latest/…                        one redirect page per page of the newest version
+    changelog/<lang>.json           every version's changes, newest first (``{"html": …}``);
+                                    each version's changelog page shows its own changes
+                                    and puts these in their place where it can fetch them
+    history/<report>/<lang>.json    a report's headline in every version holding it (a
+                                    chart spec and the table's ``html``), read likewise by
+                                    the report's history page in each version
     assets/…                        files shared by every version (plotly.js)
     objects/<sha256>/<file name>    one file a version names (a download, a chart's data):
                                     the SHA-256 of its bytes, its own name
@@ -15,11 +21,14 @@ Layout of the site directory::
                                     theme's assets, answer shards, table pages): the
                                     SHA-256 of its listing (``<sha256>  <path>`` lines)
     v/<label>/…                     a version's pages and the files material's scripts
-                                    fetch by a name they build (search index, sitemaps); a
-                                    page byte for byte an earlier version's is a hard link
+                                    fetch by a name they build (search index,
+                                    sitemap.xml); a page byte for byte an earlier
+                                    version's is a hard link (no 404.html: hosts serve the
+                                    root's; no sitemap.xml.gz: not for search engines)
     v/<label>/objects.json          the version's public map of moved files (see below)
-    v/<label>/.sitegen-version.json that version's file hashes (its objects' too) and
-                                    headline figures
+    v/<label>/.sitegen-version.json that version's file hashes, the paths of the objects
+                                    it uses (each named by its SHA-256) and its headline
+                                    figures
     .sitegen-build.json             the last build's marker (up-to-date check)
 
 ``v/<label>/objects.json`` is a JSON object: each file the version had when mkdocs
@@ -46,6 +55,8 @@ VERSION_MANIFEST = ".sitegen-version.json"
 BUILD_MARKER = ".sitegen-build.json"
 VERSIONS_FILE = "versions.json"
 CHANGELOG_PAGE = "changelog"
+SITEMAP_ARCHIVE = "sitemap.xml.gz"
+"""mkdocs writes it beside ``sitemap.xml`` for search engines; versions do not keep it."""
 OBJECTS_DIR = "objects"
 """Site-root folder of the content-addressed files versions share."""
 OBJECT_MAP = "objects.json"

@@ -20,9 +20,11 @@ from typing import Any
 from markupsafe import escape
 
 from sitegen.errors import ArchiveError
+from sitegen.publish.objects import folder_digest
 from sitegen.records.layout import sha256_file
 from sitegen.site_layout import (
     LATEST_ALIAS,
+    OBJECTS_DIR,
     SHARED_ASSETS,
     VERSION_MANIFEST,
     VERSIONS_DIR,
@@ -30,8 +32,10 @@ from sitegen.site_layout import (
 )
 
 _LABEL = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
-_MANIFEST_SCHEMA_VERSION = 2
-"""2: ``objects`` added; a version of 1 (published before objects) has all its files."""
+_MANIFEST_SCHEMA_VERSION = 3
+"""3: ``objects`` lists the objects' paths only (each is named by its SHA-256); 2: the
+objects' paths with the hash of every file; 1 (published before objects): no objects."""
+_OBJECT_PATH = re.compile(rf"{OBJECTS_DIR}/([0-9a-f]{{64}})/(?:[^/]+)?")
 
 
 def check_label(label: str) -> str:
@@ -88,7 +92,9 @@ class PublishedVersion:
     shared: dict[str, str] = field(default_factory=dict)
     """Site-root files the version uses: path → sha256."""
     objects: dict[str, str] = field(default_factory=dict)
-    """The objects the version's pages name: site-root path → sha256."""
+    """The objects the version's pages name: site-root path → sha256. A path ending in
+    ``/`` is a folder object (the digest of its listing, see ``objects.folder_digest``);
+    from schema 3 on each digest is the one in the object's name."""
 
     @property
     def sort_key(self) -> tuple[int, str]:
@@ -102,7 +108,7 @@ class PublishedVersion:
             "figures": self.figures,
             "files": self.files,
             "shared": self.shared,
-            "objects": self.objects,
+            "objects": sorted(self.objects),
         }
         return (json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode()
 
@@ -110,9 +116,9 @@ class PublishedVersion:
     def from_manifest(cls, path: Path) -> PublishedVersion:
         try:
             raw = json.loads(path.read_bytes())
-            if raw["schema_version"] not in (1, _MANIFEST_SCHEMA_VERSION):
+            if raw["schema_version"] not in (1, 2, _MANIFEST_SCHEMA_VERSION):
                 raise ValueError(f"unknown schema_version {raw['schema_version']!r}")
-            objects = raw["objects"] if raw["schema_version"] > 1 else {}
+            objects = _read_objects(raw["objects"]) if raw["schema_version"] > 1 else {}
             return cls(
                 raw["label"],
                 raw["data_epoch"],
@@ -123,6 +129,22 @@ class PublishedVersion:
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ArchiveError(f"cannot read the version manifest {path}: {exc}") from exc
+
+
+def object_digest(path: str) -> str:
+    """The SHA-256 an object's path names (``objects/<sha256>/<file name>`` or, for a folder
+    object, ``objects/<sha256>/``)."""
+    named = _OBJECT_PATH.fullmatch(path)
+    if named is None:
+        raise ValueError(f"not an object path: {path!r}")
+    return named[1]
+
+
+def _read_objects(listed: list[str] | dict[str, str]) -> dict[str, str]:
+    """A manifest's objects: schema 3 lists paths, schema 2 maps each file to its hash."""
+    if isinstance(listed, dict):
+        return dict(listed)
+    return {path: object_digest(path) for path in listed}
 
 
 def read_archive(site_dir: Path) -> list[PublishedVersion]:
@@ -196,14 +218,21 @@ def _verify_objects(site_dir: Path, versions: list[PublishedVersion], hashes: Fi
     problems = []
     for (path, digest), labels in sorted(users.items()):
         stored = site_dir / path
-        state = "missing" if not stored.is_file() else "changed"
-        if state == "missing" or hashes.of(stored) != digest:
+        is_folder = path.endswith("/")
+        state = "missing" if not (stored.is_dir() if is_folder else stored.is_file()) else "changed"
+        actual = None if state == "missing" else _stored_digest(stored, is_folder, hashes)
+        if actual != digest:
             problems.append(f"{state} object {path} (used by {', '.join(sorted(labels))})")
     if problems:
         raise ArchiveError(
             f"the objects of published versions in {site_dir} no longer match their manifests "
             f"({_listed(problems)}); restore them from a backup before building"
         )
+
+
+def _stored_digest(stored: Path, is_folder: bool, hashes: FileHashes) -> str:
+    # A folder object: any file added, removed or changed inside changes its digest.
+    return folder_digest(hash_tree(stored, hashes)) if is_folder else hashes.of(stored)
 
 
 def _listed(problems: list[str]) -> str:
@@ -274,9 +303,12 @@ def redirect_page(target: str, csp: str, root: str, notice: str) -> bytes:
     ).encode()
 
 
-def write_root(site: Path, versions: list[PublishedVersion], csp: str, notice: str) -> None:
-    """Files outside the version directories: version lists, ``latest/`` and the root
-    redirect (``notice``: its text). ``site`` already holds every version directory."""
+def write_root(
+    site: Path, versions: list[PublishedVersion], csp: str, notice: str, not_found: bytes
+) -> None:
+    """Files outside the version directories: version lists, ``latest/``, the root
+    redirect (``notice``: its text) and the 404 page (``not_found``: the newest version's,
+    its links start at the site root). ``site`` already holds every version directory."""
     listing = versions_json(versions)
     (site / VERSIONS_FILE).write_bytes(listing)
     (site / VERSIONS_DIR / VERSIONS_FILE).write_bytes(listing)
@@ -291,5 +323,4 @@ def write_root(site: Path, versions: list[PublishedVersion], csp: str, notice: s
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(redirect_page(target, csp, "../" * depth, ""))
     (site / "index.html").write_bytes(redirect_page(f"{LATEST_ALIAS}/", csp, "", notice))
-    # mkdocs writes 404.html with links from the site root, so it serves the whole site.
-    (site / "404.html").write_bytes((site / VERSIONS_DIR / newest.label / "404.html").read_bytes())
+    (site / "404.html").write_bytes(not_found)

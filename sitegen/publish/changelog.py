@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.safe_json import script_json
 from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
 from sitegen.records.layout import sha256_file
@@ -195,18 +196,63 @@ def _causes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return found or ["unknown"]
 
 
-def changelog_docs(changes: Changes, label: str, catalogs: dict[str, Catalog]) -> dict[str, bytes]:
-    """The changelog page of one version in both languages (mkdocs docs paths → bytes)."""
+CHANGELOG_DIR = "changelog"
+"""Site-root folder of every version's changes, one file per language."""
+
+
+def changelog_data_path(lang: str) -> str:
+    """The site-root path of every version's changes in one language (``{"html": …}``):
+    rewritten by every build, like ``versions.json``."""
+    return f"{CHANGELOG_DIR}/{lang}.json"
+
+
+def changelog_docs(changes: Changes, catalogs: dict[str, Catalog]) -> dict[str, bytes]:
+    """The changelog page of one version in both languages (mkdocs docs paths → bytes):
+    its own changes without its or its predecessor's label (the page is the same in every
+    version of the same figures), which every version's changes replace where scripts can
+    fetch them."""
     env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
     docs = {}
     for lang in LANGUAGES:
         catalog = catalogs[lang]
         body = env.get_template("changelog.html").render(
-            t=catalog.t, lang=lang, label=label, changes=changes
+            t=catalog.t,
+            lang=lang,
+            changes=changes,
+            data=f"{_to_versions(lang)}../{changelog_data_path(lang)}",
         )
         name = f"{CHANGELOG_PAGE}.md" if lang == LANGUAGES[0] else f"{CHANGELOG_PAGE}.{lang}.md"
         docs[name] = html_page(catalog.t("changelog.title"), body, searched=False)
     return docs
+
+
+def _to_versions(lang: str) -> str:
+    """From ``v/<label>/[en/]changelog/`` to ``v/``."""
+    return "../" * (2 + (lang != LANGUAGES[0]))
+
+
+def changelog_files(
+    versions: list[PublishedVersion], catalogs: dict[str, Catalog]
+) -> dict[str, bytes]:
+    """Every version's changes since the one before it in the archive, newest first, by
+    site-root path."""
+    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+    ordered = sorted(versions, key=lambda v: v.sort_key)
+    entries = [
+        (v.label, compare(predecessor(ordered, v.label, v.data_epoch), v.figures))
+        for v in reversed(ordered)
+    ]
+    files = {}
+    for lang in LANGUAGES:
+        html = env.get_template("changelog_all.html").render(
+            t=catalogs[lang].t,
+            lang=lang,
+            entries=entries,
+            to_versions=_to_versions(lang),
+            prefix="" if lang == LANGUAGES[0] else f"{lang}/",
+        )
+        files[changelog_data_path(lang)] = script_json({"html": html}).encode()
+    return files
 
 
 def html_page(title: str, body: str, searched: bool = True) -> bytes:

@@ -4,11 +4,9 @@ and a table. Made at publish time from the archive's recorded figures, like the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
-
-from markupsafe import Markup
 
 from sitegen.formatting import hover
 from sitegen.pages.directives import html_environment
@@ -20,6 +18,8 @@ from sitegen.publish.changelog import html_page
 
 HISTORY_PAGE = "history"
 """Each report's history page: ``reports/<address>/history/``."""
+HISTORY_DIR = "history"
+"""Site-root folder of every report's history across the versions."""
 
 
 @dataclass(frozen=True)
@@ -95,31 +95,65 @@ def history_chart(rows: list[HistoryRow], catalog: Catalog) -> dict:
     }
 
 
-def history_docs(
-    published: list[PublishedVersion],
-    current: PublishedVersion,
-    catalogs: dict[str, Catalog],
+def _addresses(versions: list[PublishedVersion]) -> list[str]:
+    return sorted({f["address"] for v in versions for f in v.figures.values() if "address" in f})
+
+
+def _to_versions(lang: str) -> str:
+    """From ``v/<label>/[en/]reports/<address>/history/`` to ``v/``."""
+    return "../" * (4 + (lang != LANGUAGES[0]))
+
+
+def history_data_path(address: str, lang: str) -> str:
+    """The site-root path of a report's history in one language (a chart spec with the
+    table's HTML under ``html``): rewritten by every build, like ``versions.json``."""
+    return f"{HISTORY_DIR}/{address}/{lang}.json"
+
+
+def history_files(
+    versions: list[PublishedVersion], catalogs: dict[str, Catalog]
 ) -> dict[str, bytes]:
-    """The history page of every report of ``current`` in both languages."""
+    """Every report's history across ``versions`` (the new one included), by site-root path:
+    a report's history pages in every version read it, so a version's page need not list
+    the versions after it (it never changes) nor repeat those before it."""
+    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+    newest = max(versions, key=lambda v: v.sort_key)
+    files = {}
+    for address in _addresses(versions):
+        rows = [replace(row, current=False) for row in history_rows(versions, newest, address)]
+        for lang in LANGUAGES:
+            catalog = catalogs[lang]
+            table = env.get_template("history_table.html").render(
+                t=catalog.t,
+                rows=rows,
+                address=address,
+                to_versions=_to_versions(lang),
+                prefix="" if lang == LANGUAGES[0] else f"{lang}/",
+            )
+            data = {**history_chart(rows, catalog), "html": table}
+            files[history_data_path(address, lang)] = script_json(data).encode()
+    return files
+
+
+def history_docs(current: PublishedVersion, catalogs: dict[str, Catalog]) -> dict[str, bytes]:
+    """The history page of every report of ``current`` in both languages: its own row
+    (without its label: the page is the same in every version of the same figures), which
+    the site's history of every version replaces where scripts can fetch it."""
     env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
     docs = {}
-    addresses = sorted({f["address"] for f in current.figures.values() if "address" in f})
-    for address in addresses:
-        rows = history_rows(published, current, address)
+    for address in _addresses([current]):
+        (row,) = history_rows([], current, address)
         titles = next(f["title"] for f in current.figures.values() if f.get("address") == address)
         for lang in LANGUAGES:
             catalog = catalogs[lang]
-            chart = history_chart(rows, catalog)
-            # From v/<label>/[en/]reports/<address>/history/ to v/<other>/[en/]reports/<address>/.
-            up = "../" * (4 + (lang != LANGUAGES[0]))
+            # The site root is one level above v/.
+            data = f"{_to_versions(lang)}../{history_data_path(address, lang)}"
             body = env.get_template("history.html").render(
                 t=catalog.t,
-                lang=lang,
-                rows=rows,
+                rows=[row],
                 address=address,
-                to_versions=up,
-                prefix="" if lang == LANGUAGES[0] else f"{lang}/",
-                chart=Markup(script_json(chart)) if any(r.headline for r in rows) else None,
+                data=data,
+                chart=row.headline is not None,
             )
             name = f"{HISTORY_PAGE}.md" if lang == LANGUAGES[0] else f"{HISTORY_PAGE}.{lang}.md"
             title = catalog.t("history.title", title=titles[lang])

@@ -26,13 +26,27 @@ from sitegen.publish.archive import (
     link_file,
     link_identical,
     link_tree,
+    object_digest,
     sha256_bytes,
     write_root,
 )
+from sitegen.publish.changelog import changelog_files
+from sitegen.publish.history import history_files
 from sitegen.publish.marker import BuildMarker, write_build_marker
-from sitegen.publish.objects import drop_source_maps, move_to_objects, place_objects
+from sitegen.publish.objects import (
+    NOT_FOUND_PAGE,
+    drop_source_maps,
+    move_to_objects,
+    place_objects,
+)
 from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
-from sitegen.site_layout import OBJECT_MAP, SHARED_ASSETS, VERSION_MANIFEST, VERSIONS_DIR
+from sitegen.site_layout import (
+    OBJECT_MAP,
+    SHARED_ASSETS,
+    SITEMAP_ARCHIVE,
+    VERSION_MANIFEST,
+    VERSIONS_DIR,
+)
 
 Outcome = Literal["published", "unchanged"]
 
@@ -83,6 +97,7 @@ def _publish_in(
     render_version(build, project_dir, staging, version_dir)
     kill_point("after-render")
     objects = _store_objects(version_dir, site, _version_url(project_dir, build.label))
+    not_found = _take_site_level_files(version_dir)
     shared = shared_assets()
     version = PublishedVersion(
         build.label,
@@ -100,7 +115,17 @@ def _publish_in(
     (version_dir / VERSION_MANIFEST).write_bytes(version.manifest_bytes())
     _carry_over(home.site, site, published, version)
     _write_shared(home.site, site, published, shared)
-    write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build))
+    newest = max([*published, version], key=lambda v: v.sort_key)
+    if newest is not version:
+        not_found = (home.site / NOT_FOUND_PAGE).read_bytes()
+    write_root(site, [*published, version], CONTENT_SECURITY_POLICY, root_notice(build), not_found)
+    every_version = [*published, version]
+    for path, data in (
+        history_files(every_version, build.catalogs)
+        | changelog_files(every_version, build.catalogs)
+    ).items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_bytes(data)
     write_build_marker(site, marker)
     kill_point("after-release-written")
     switch(home, site)
@@ -126,7 +151,25 @@ def _store_objects(version_dir: Path, site: Path, version_url: str) -> dict[str,
     move_to_objects(version_dir, site, placement, version_url)
     object_map = json.dumps(placement.moved, indent=1, sort_keys=True) + "\n"
     (version_dir / OBJECT_MAP).write_text(object_map, encoding="utf-8")
-    return {placement.moved[path]: rendered[path] for path in placement.moved}
+    in_folders = tuple(f"{folder}/" for folder in placement.folders.values())
+    files = {
+        placement.moved[path]: rendered[path]
+        for path in placement.moved
+        if not placement.moved[path].startswith(in_folders)
+    }
+    return files | {folder: object_digest(folder) for folder in in_folders}
+
+
+def _take_site_level_files(version_dir: Path) -> bytes:
+    """Take out of the version what only the site root serves; returns its 404 page (a
+    static host serves the site root's ``404.html``, the newest version's, for every
+    missing address). ``sitemap.xml.gz`` goes: only search engines read it, and archived
+    versions are not for indexing (the version selector reads ``sitemap.xml``)."""
+    (version_dir / SITEMAP_ARCHIVE).unlink(missing_ok=True)
+    page = version_dir / NOT_FOUND_PAGE
+    not_found = page.read_bytes()
+    page.unlink()
+    return not_found
 
 
 def _carry_over(
@@ -140,13 +183,17 @@ def _carry_over(
         link_tree(site_dir / VERSIONS_DIR / other.label, site / VERSIONS_DIR / other.label)
         for path, digest in other.objects.items():
             target = site / path
+            if path.endswith("/"):
+                if not target.exists():
+                    link_tree(site_dir / path, target)
+                continue
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 link_file(site_dir / path, target)
             known.setdefault(digest, target)
         for path, digest in other.files.items():
             known.setdefault(digest, site / VERSIONS_DIR / other.label / path)
-    new_files = {site / path: digest for path, digest in version.objects.items()}
+    new_files = {site / p: digest for p, digest in version.objects.items() if not p.endswith("/")}
     version_dir = site / VERSIONS_DIR / version.label
     new_files |= {version_dir / path: digest for path, digest in version.files.items()}
     link_identical(new_files, known)

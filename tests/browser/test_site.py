@@ -147,6 +147,29 @@ def test_version_selector_keeps_the_page_and_marks_old_versions(browser, site, s
         _assert_clean(page)
 
 
+def test_an_old_versions_history_and_changelog_show_every_version(browser, site):
+    """v1's pages were published before v2 and never change: they name no version, and
+    fetch every version's entries from the site-level files the newest build wrote."""
+    with browser.new_page() as page:
+        _visit(page, site.page("v1", "en", "history"))
+        page.wait_for('.sg-all-versions a:has-text("v2")')
+        rows = page.evaluate(
+            "() => [...document.querySelectorAll('.sg-all-versions tbody tr')]"
+            ".map(row => row.cells[0].textContent)"
+        )
+        assert rows == ["v1 (this version)", "v2"]
+        _assert_clean(page)
+    with browser.new_page() as page:
+        _visit(page, f"{site.base_url}v/v1/en/changelog/")
+        page.wait_for('.sg-all-versions h2 a:has-text("v2")')
+        headings = page.evaluate(
+            "() => [...document.querySelectorAll('.sg-all-versions h2')].map(h => h.textContent)"
+        )
+        assert headings == ["v2", "v1 (this version)"]
+        assert "Changes since the previous version, v1" in page.text(".sg-all-versions")
+        _assert_clean(page)
+
+
 def test_every_download_resolves(browser, site, screenshot_dir):
     with browser.new_page() as page:
         _visit(page, site.page("v2", "ja", "data"))

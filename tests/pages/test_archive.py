@@ -127,10 +127,25 @@ def test_changelog_lists_records_and_moved_figures_in_both_languages(archive):
     version = archive.site / "v" / "v2"
     ja = (version / "changelog" / "index.html").read_text()
     en = (version / "en" / "changelog" / "index.html").read_text()
-    assert "v1" in ja and "v1" in en
-    for page in (ja, en):
+    # Every version's changes, newest first, each naming the version before it: a
+    # site-level file every build rewrites, which each version's page names.
+    every = {
+        lang: json.loads((archive.site / "changelog" / f"{lang}.json").read_bytes())["html"]
+        for lang in ("ja", "en")
+    }
+    for page, lang in ((ja, "ja"), (en, "en")):
+        assert (
+            f'data-all-versions="../../{"../" if lang == "en" else ""}../changelog/{lang}.json"'
+            in page
+        )
+        # The version's own changes, naming neither version (a published page never
+        # changes, and the same changes make the same page).
+        assert "v1" not in re.sub(r"<[^>]+>", "", page)
         assert "50.00" in page and "75.00" in page and "+50.0%" in page
         assert re.search(r"7\D+14", page)  # records 7 → 14
+        assert every[lang].index(">v2</a>") < every[lang].index(">v1</a>")
+        assert "50.00" in every[lang] and re.search(r"7\D+14", every[lang])
+    assert "Changes since the previous version, v1" in every["en"]
     first = (archive.site / "v" / "v1" / "en" / "changelog" / "index.html").read_text()
     assert "first published version" in first
 

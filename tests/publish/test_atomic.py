@@ -5,6 +5,7 @@ around. Kills use the ``SITEGEN_TEST_KILL_AT`` hook of ``sitegen.publish.release
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -235,8 +236,10 @@ def test_a_version_published_while_a_build_renders_is_kept(published, tmp_path, 
     monkeypatch.setattr(sitegen.build, "render_site", render_while_another_build_publishes)
     assert build_site(published.data, site, PROJECT, version="v3-late").outcome == "published"
     assert _labels(site) == {"v1", "v2-meanwhile", "v3-late"}
-    changelog = (site / "v" / "v3-late" / "en" / "changelog" / "index.html").read_text()
-    assert "v2-meanwhile" in changelog  # compared with the version published meanwhile
+    # Compared with the version published meanwhile: every version's changes name it.
+    changelog = json.loads((site / "changelog" / "en.json").read_bytes())["html"]
+    late = changelog[: changelog.index(">v2-meanwhile</a></h2>")]
+    assert ">v3-late</a></h2>" in late and "previous version, v2-meanwhile" in late
 
 
 def test_leftovers_of_killed_builds_are_cleaned(published, tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import sitegen.build
 import sitegen.publish.site
 from sitegen.build import build_site
 from sitegen.errors import ArchiveError
@@ -88,6 +89,13 @@ def test_every_link_of_every_version_resolves(two_versions):
     # The 404 page is served at any address: its links start at the site root.
     not_found = (site / "404.html").read_text(encoding="utf-8")
     assert 'src="/objects/' in not_found and 'href="/latest/"' in not_found
+    # Only the root's 404 is served, the newest version's; only search engines read the
+    # .gz sitemap: no version keeps either. The version selector's sitemap.xml stays.
+    assert 'href="/v/v2/' in not_found
+    for label in ("v1", "v2"):
+        assert not (site / "v" / label / "404.html").exists()
+        assert not (site / "v" / label / "sitemap.xml.gz").exists()
+        assert (site / "v" / label / "sitemap.xml").is_file()
     # Answer shards and table pages are fetched by a name a script builds: their folder
     # moved whole, the page names the folder.
     data = (site / "v" / "v2" / "reports" / two_versions.slug / "data" / "index.html").read_text()
@@ -118,6 +126,19 @@ def test_a_changed_object_is_refused_naming_it_and_its_versions(two_versions, tm
     assert not (site / "v" / "v3").exists()
 
 
+def test_the_manifest_names_objects_by_path_and_a_folder_object_is_checked_whole(
+    two_versions, tmp_path
+):
+    site = _copy(two_versions.site.resolve(), tmp_path)
+    manifest = json.loads((site / "v" / "v1" / ".sitegen-version.json").read_bytes())
+    # Each object's name is its SHA-256: the manifest needs no second copy of the hashes.
+    assert manifest["schema_version"] == 3 and isinstance(manifest["objects"], list)
+    theme = next(p for p in manifest["objects"] if p.endswith("/"))
+    (site / theme / "added.js").write_text("added")
+    with pytest.raises(ArchiveError, match=rf"changed object {theme} \(used by v1, v2\)"):
+        read_archive(site)
+
+
 def test_objects_of_earlier_versions_are_carried_into_every_release(two_versions, tmp_path):
     site = tmp_path / "site"
     shutil.copytree(two_versions.site.with_name(".site.releases"), tmp_path / ".site.releases")
@@ -128,6 +149,49 @@ def test_objects_of_earlier_versions_are_carried_into_every_release(two_versions
     kept = {p for p in before if p.startswith(("objects/", "v/v1/", "v/v2/"))}
     assert {p: after.get(p) for p in kept} == {p: before[p] for p in kept}
     assert {v.label for v in read_archive(site)} == {"v1", "v2", "v3"}
+
+
+def test_an_older_version_published_later_leaves_the_newest_versions_404(
+    two_versions, tmp_path, monkeypatch
+):
+    site = tmp_path / "site"
+    shutil.copytree(two_versions.site.with_name(".site.releases"), tmp_path / ".site.releases")
+    os.symlink(os.readlink(two_versions.site), site)
+    not_found = (site / "404.html").read_bytes()
+    record_time = sitegen.build.latest_record_time
+    # A day before v1 and v2: v0 sorts first, v2 stays the newest.
+    monkeypatch.setattr(
+        sitegen.build, "latest_record_time", lambda *a: (record_time(*a)[0] - 86400, "v0")
+    )
+    assert build_site(two_versions.data, site, PROJECT, version="v0").outcome == "published"
+    assert (site / "404.html").read_bytes() == not_found
+    assert [v.label for v in read_archive(site)] == ["v0", "v1", "v2"]
+    assert broken_internal_links(site) == []
+
+
+def test_a_manifest_of_schema_2_is_read_and_its_version_carried(two_versions, tmp_path):
+    """Schema 2 listed every object file with its hash (the files of folder objects one by
+    one): such a version is still verified and carried into the next release."""
+    site = _copy(two_versions.site.resolve(), tmp_path)
+    manifest_path = site / "v" / "v1" / ".sitegen-version.json"
+    manifest = json.loads(manifest_path.read_bytes())
+    files = {}
+    for path in manifest["objects"]:
+        stored = [site / path] if not path.endswith("/") else (site / path).rglob("*")
+        files |= {
+            p.relative_to(site).as_posix(): sha256_bytes(p.read_bytes())
+            for p in stored
+            if p.is_file()
+        }
+    manifest |= {"schema_version": 2, "objects": files}
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    assert read_archive(site)[0].objects == files
+    assert build_site(two_versions.data, site, PROJECT, version="v3").outcome == "published"
+    assert broken_internal_links(site) == []
+    theme_file = next(path for path in files if path.endswith("/sitegen.css"))
+    (site.resolve() / theme_file).unlink()
+    with pytest.raises(ArchiveError, match=f"missing object {theme_file} \\(used by v1\\)"):
+        read_archive(site)
 
 
 @pytest.fixture(scope="module")
