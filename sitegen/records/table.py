@@ -128,7 +128,11 @@ class RecordTable:
         """The record columns ``names`` repeated for each row of ``devices`` (a table with a
         ``record`` column, such as ``peak_memory`` or ``telemetry``)."""
         at = devices["record"].to_numpy()
-        return pd.DataFrame({name: self.rows[name].to_numpy()[at] for name in names})
+        # Taken as they are: text columns stay Arrow strings (``to_numpy`` would make one
+        # Python string per row, hundreds of MB at 400,000 records).
+        return pd.DataFrame(
+            {name: self.rows[name].take(at).reset_index(drop=True) for name in names}
+        )
 
     def provenance(self, index: int) -> Provenance:
         """The provenance of the record at ``index``."""
