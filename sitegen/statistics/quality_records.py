@@ -110,12 +110,18 @@ SCORED_FIELDS = (
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The blocks as one table with the types one table of all rows would have (a block
-    whose column is all missing is untyped until then)."""
+    whose column is all missing is untyped until then); the blocks are emptied."""
     if not frames:
         return pd.DataFrame()
     if len(frames) == 1:
         return frames[0]
-    return pd.concat(frames, ignore_index=True).infer_objects()
+    # A column at a time, each block's piece let go once joined: the blocks and the whole
+    # table are never both in memory.
+    columns = {
+        name: pd.concat([frame.pop(name) for frame in frames], ignore_index=True).infer_objects()
+        for name in list(frames[0].columns)
+    }
+    return pd.DataFrame(columns, copy=False)
 
 
 def _score_block(
