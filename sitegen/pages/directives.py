@@ -160,7 +160,7 @@ def _comparison_extras(comparison: CrossCampaign) -> dict[tuple[str, str, str], 
     extras: dict[tuple[str, str, str], dict] = {}
     for report in comparison.reports:
         memory = {o.condition_id: o.peak_memory_mib for o in report.condition_overview}
-        for row in report.summary.to_dict("records"):
+        for row in report.summary_records:
             key = (report.slug, row["condition_id"], row["input_id"])
             extras[key] = {
                 name: None if pd.isna(row.get(name)) else row.get(name)
@@ -499,7 +499,7 @@ class Directives:
         report = self._require_report()
         sweep = self._require_sweep()
         trials = report.usable_speed_trials
-        summary = {(r["condition_id"], r["input_id"]): r for r in report.summary.to_dict("records")}
+        summary = {(r["condition_id"], r["input_id"]): r for r in report.summary_records}
         by_treatment = {(c.treatment, c.input_id): c for c in report.comparisons}
         titles = {
             "gen_tps": self.catalog.t("metric.gen_tps"),
@@ -623,7 +623,7 @@ class Directives:
         return self._render(
             "speed_table.html",
             report=report,
-            rows=report.summary.to_dict("records"),
+            rows=report.summary_records,
             labels=report.condition_labels,
         )
 
@@ -651,7 +651,7 @@ class Directives:
         return self._render(
             "latency_table.html",
             report=report,
-            rows=report.summary.to_dict("records"),
+            rows=report.summary_records,
             labels=report.condition_labels,
             prefill_source=PREFILL_SOURCES.get(report.plan.engine),
         )

@@ -203,6 +203,12 @@ class Report:
         return self.plan.name
 
     @cached_property
+    def summary_records(self) -> list[dict[str, Any]]:
+        """``summary`` as one dict per row, made once: the pages of both languages read it
+        many times (read only)."""
+        return self.summary.to_dict("records")
+
+    @cached_property
     def speed_input_ids(self) -> frozenset[str]:
         return frozenset(i.id for i in self.plan.inputs)
 
@@ -248,7 +254,7 @@ class Report:
         """Each comparison whose two conditions both have a summary row."""
         if self.summary.empty:
             return []
-        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary.to_dict("records")}
+        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary_records}
         return [
             HeadlineRow(c, rows[(c.baseline, c.input_id)], rows[(c.treatment, c.input_id)])
             for c in self.comparisons
@@ -261,7 +267,7 @@ class Report:
         if self.summary.empty:
             return None
         headline = next((row for row in self.headline if row.comparison.ratio is not None), None)
-        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary.to_dict("records")}
+        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary_records}
         if headline is not None:
             input_id = headline.comparison.input_id
             conditions = (headline.comparison.baseline, headline.comparison.treatment)
