@@ -294,9 +294,10 @@ class TableBuilder:
 
 
 def _frame(table: pa.Table) -> pd.DataFrame:
-    """Arrow columns as pandas ones, named as ``RecordTable.rows`` has them: text as Python
-    strings (one object per distinct value), integers that may be missing as ``Int64``,
-    flags that may be missing as ``boolean``. Each Arrow column is let go once converted."""
+    """Arrow columns as pandas ones, named as ``RecordTable.rows`` has them: text as pandas'
+    Arrow strings (a column without any text: ``None`` in each row), integers that may be
+    missing as ``Int64``, flags that may be missing as ``boolean``. Each Arrow column is let
+    go once converted."""
     columns: dict[str, object] = {}
     while table.num_columns:
         name, column = table.column_names[0], table.column(0)
@@ -304,15 +305,12 @@ def _frame(table: pa.Table) -> pd.DataFrame:
         parent, _, field = name.partition(".")
         name = _FLATTENED[parent] + field if field else name
         kind = column.type
-        if pa.types.is_string(kind):
-            # Ids and labels repeat across thousands of records: each distinct string is
-            # one Python object.
-            encoded = pc.dictionary_encode(column).combine_chunks()
-            values = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)
-            # A missing value takes the last entry: None.
-            indices = encoded.indices.fill_null(len(values) - 1).to_numpy()
-            picked = values[indices]
-            columns[name] = picked
+        if pa.types.is_string(kind) and column.null_count < len(column):
+            # Arrow strings as they are (pandas' text type): no Python string per row.
+            columns[name] = column.combine_chunks().to_pandas().array
+        elif pa.types.is_string(kind):
+            # No text at all: None in each row, as pandas keeps a column of only None.
+            columns[name] = np.full(len(column), None, dtype=object)
         elif pa.types.is_integer(kind) and name not in _REQUIRED_INTEGERS:
             columns[name] = column.to_pandas(types_mapper={kind: pd.Int64Dtype()}.get).array
         elif pa.types.is_boolean(kind):
