@@ -37,6 +37,11 @@ from sitegen.records.models import DeviceMemory, DeviceTelemetry, Provenance, Tr
 ROW_BLOCK = 4096
 """Valid lines parsed into columns at a time."""
 
+TRIM_BYTES = 1 << 20
+"""An Arrow column at least this large, once converted, gives its memory back to the
+system at once (a block's many small buffers are not reused for the large columns made
+from them)."""
+
 _KEPT_APART = ("schema_version", "prompt", "text", "reasoning_text", "provenance", "speculative")
 """Fields not taken into the columns: the version (one), the texts (read back when
 needed), provenance and speculative settings (indices into their distinct values)."""
@@ -267,11 +272,11 @@ class TableBuilder:
         memory = _per_device(table.column("peak_memory"), DeviceMemory)
         telemetry = _per_device(table.column("telemetry"), DeviceTelemetry)
         has_metrics = table.column("metrics").is_valid().to_numpy(zero_copy_only=False)
-        flat = table.drop_columns(["peak_memory", "telemetry"]).flatten()
+        scalars = [table.drop_columns(["peak_memory", "telemetry"]).flatten()]
         del table
-        chunk_gaps = _gaps(flat.column(_CHUNK_TIMES))
-        rows = _frame(flat.drop_columns([_CHUNK_TIMES]))
-        del flat
+        chunk_gaps = _gaps(scalars[0].column(_CHUNK_TIMES))
+        scalars[0] = scalars[0].drop_columns([_CHUNK_TIMES])
+        rows = _frame(scalars)
         rows["has_metrics"] = has_metrics
         for name, values in (
             ("provenance", self._provenance_of),
@@ -293,11 +298,14 @@ class TableBuilder:
         )
 
 
-def _frame(table: pa.Table) -> pd.DataFrame:
-    """Arrow columns as pandas ones, named as ``RecordTable.rows`` has them: text as pandas'
-    Arrow strings (a column without any text: ``None`` in each row), integers that may be
-    missing as ``Int64``, flags that may be missing as ``boolean``. Each Arrow column is let
-    go once converted."""
+def _frame(holder: list[pa.Table]) -> pd.DataFrame:
+    """The Arrow columns of the one table in ``holder`` as pandas ones, named as
+    ``RecordTable.rows`` has them: text as pandas' Arrow strings (a column without any
+    text: ``None`` in each row), integers that may be missing as ``Int64``, flags that may
+    be missing as ``boolean``. The table is taken out of ``holder`` (its only reference), so
+    each Arrow column is let go once converted: the table and the frame are never both
+    whole in memory."""
+    table = holder.pop()
     columns: dict[str, object] = {}
     while table.num_columns:
         name, column = table.column_names[0], table.column(0)
@@ -317,7 +325,10 @@ def _frame(table: pa.Table) -> pd.DataFrame:
             columns[name] = column.to_pandas(types_mapper={kind: pd.BooleanDtype()}.get).array
         else:
             columns[name] = column.to_numpy()
+        large = column.nbytes > TRIM_BYTES
         del column
+        if large:
+            release_freed_memory()
     return pd.DataFrame(columns, copy=False)
 
 
@@ -340,6 +351,6 @@ def _per_device(column: pa.ChunkedArray, model: type[BaseModel]) -> pd.DataFrame
     of the record it belongs to."""
     array_ = column.combine_chunks()
     devices = pc.list_flatten(array_).flatten()
-    frame = _frame(pa.Table.from_arrays(devices, names=list(model.model_fields)))
+    frame = _frame([pa.Table.from_arrays(devices, names=list(model.model_fields))])
     frame.insert(0, "record", pc.list_parent_indices(array_).to_numpy().astype(np.int64))
     return frame
