@@ -358,7 +358,12 @@ class Report:
         annotations = self.campaign.annotations
         rows = self.campaign.rows
         usable_rows = rows.loc[enters_statistics(rows), ["trial_id", "order_index"]]
-        by_id = dict(zip(usable_rows["trial_id"], usable_rows.index, strict=True))
+        # Only the curated trials are looked up (every trial id as a Python string would be
+        # a large dict).
+        curated = usable_rows[
+            usable_rows["trial_id"].isin([e.trial_id for e in annotations.curated_examples])
+        ]
+        by_id = dict(zip(curated["trial_id"], curated.index, strict=True))
         chosen = [e for e in annotations.curated_examples if e.trial_id in by_id]
         pool = [int(i) for i in usable_rows.sort_values("order_index", kind="stable").index]
         draw = self.plan.examples
