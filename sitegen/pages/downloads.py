@@ -37,6 +37,10 @@ from sitegen.statistics.report import Report
 ANSWERS_PAGE_SIZE = 50
 """Answers per on-demand page of the data page's answer browser."""
 
+SHARD_CHUNK_ROWS = 200 * ANSWERS_PAGE_SIZE
+"""Records whose columns become Python values at a time while the answer pages are
+written."""
+
 
 @dataclass(frozen=True)
 class DownloadFile:
@@ -102,6 +106,10 @@ _HEAD = 64
 """Characters folded to find a cell's first visible one (a cell may be a whole answer)."""
 
 
+_ASCII_ALNUM_FIRST = "[A-Za-z0-9]"
+"""Text whose first character is an ASCII letter or digit (``str.match`` anchors it)."""
+
+
 def _first_visible(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text)
     return next((c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), "")
@@ -125,11 +133,16 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _neutralise_column(column: pd.Series) -> pd.Series:
+    candidates = column.dropna()
+    if isinstance(column.dtype, pd.StringDtype):
+        # A letter or digit first is never changed (``neutralise_cell``): found in Arrow,
+        # without a Python string for each of 400,000 distinct trial ids.
+        candidates = candidates[~candidates.str.match(_ASCII_ALNUM_FIRST)]
     # Each distinct value once: columns repeat the same ids and conditions thousands of times.
     try:
         changed = {
             value: safe
-            for value in column.dropna().unique()
+            for value in candidates.unique()
             if (safe := neutralise_cell(value)) is not value
         }
     except TypeError:  # unhashable cells (lists): one at a time
@@ -286,25 +299,29 @@ def write_answer_shards(report: Report, scratch: Path) -> list[Path]:
         "generated_tokens",
         "failure_reason",
     )
-    rows = campaign.rows.sort_values("order_index", kind="stable")[list(columns)]
-    rows = rows.astype(object).where(rows.notna(), None)
+    # The columns first, then the order: sorting the whole table would copy every column.
+    rows = campaign.rows[list(columns)].sort_values("order_index", kind="stable")
     scratch.mkdir(parents=True, exist_ok=True)
     shards = []
-    for start in range(0, len(rows), ANSWERS_PAGE_SIZE):
-        block = rows.iloc[start : start + ANSWERS_PAGE_SIZE]
-        page = [
-            {
-                **dict(zip(columns, values, strict=True)),
-                "text": texts["text"],
-                "reasoning_text": texts["reasoning_text"],
-            }
-            for values, texts in zip(
-                block.itertuples(index=False, name=None),
-                campaign.iter_texts(block.index),
-                strict=True,
-            )
-        ]
-        path = scratch / f"{len(shards)}.json"
-        path.write_bytes(script_json(page).encode("utf-8"))
-        shards.append(path)
+    for chunk_start in range(0, len(rows), SHARD_CHUNK_ROWS):
+        # Python values (None for missing) a chunk at a time, not for every record at once.
+        chunk = rows.iloc[chunk_start : chunk_start + SHARD_CHUNK_ROWS]
+        chunk = chunk.astype(object).where(chunk.notna(), None)
+        for start in range(0, len(chunk), ANSWERS_PAGE_SIZE):
+            block = chunk.iloc[start : start + ANSWERS_PAGE_SIZE]
+            page = [
+                {
+                    **dict(zip(columns, values, strict=True)),
+                    "text": texts["text"],
+                    "reasoning_text": texts["reasoning_text"],
+                }
+                for values, texts in zip(
+                    block.itertuples(index=False, name=None),
+                    campaign.iter_texts(block.index),
+                    strict=True,
+                )
+            ]
+            path = scratch / f"{len(shards)}.json"
+            path.write_bytes(script_json(page).encode("utf-8"))
+            shards.append(path)
     return shards

@@ -37,6 +37,11 @@ from sitegen.records.models import DeviceMemory, DeviceTelemetry, Provenance, Tr
 ROW_BLOCK = 4096
 """Valid lines parsed into columns at a time."""
 
+TRIM_BYTES = 1 << 20
+"""An Arrow column at least this large, once converted, gives its memory back to the
+system at once (a block's many small buffers are not reused for the large columns made
+from them)."""
+
 _KEPT_APART = ("schema_version", "prompt", "text", "reasoning_text", "provenance", "speculative")
 """Fields not taken into the columns: the version (one), the texts (read back when
 needed), provenance and speculative settings (indices into their distinct values)."""
@@ -128,7 +133,11 @@ class RecordTable:
         """The record columns ``names`` repeated for each row of ``devices`` (a table with a
         ``record`` column, such as ``peak_memory`` or ``telemetry``)."""
         at = devices["record"].to_numpy()
-        return pd.DataFrame({name: self.rows[name].to_numpy()[at] for name in names})
+        # Taken as they are: text columns stay Arrow strings (``to_numpy`` would make one
+        # Python string per row, hundreds of MB at 400,000 records).
+        return pd.DataFrame(
+            {name: self.rows[name].take(at).reset_index(drop=True) for name in names}
+        )
 
     def provenance(self, index: int) -> Provenance:
         """The provenance of the record at ``index``."""
@@ -263,11 +272,11 @@ class TableBuilder:
         memory = _per_device(table.column("peak_memory"), DeviceMemory)
         telemetry = _per_device(table.column("telemetry"), DeviceTelemetry)
         has_metrics = table.column("metrics").is_valid().to_numpy(zero_copy_only=False)
-        flat = table.drop_columns(["peak_memory", "telemetry"]).flatten()
+        scalars = [table.drop_columns(["peak_memory", "telemetry"]).flatten()]
         del table
-        chunk_gaps = _gaps(flat.column(_CHUNK_TIMES))
-        rows = _frame(flat.drop_columns([_CHUNK_TIMES]))
-        del flat
+        chunk_gaps = _gaps(scalars[0].column(_CHUNK_TIMES))
+        scalars[0] = scalars[0].drop_columns([_CHUNK_TIMES])
+        rows = _frame(scalars)
         rows["has_metrics"] = has_metrics
         for name, values in (
             ("provenance", self._provenance_of),
@@ -289,10 +298,14 @@ class TableBuilder:
         )
 
 
-def _frame(table: pa.Table) -> pd.DataFrame:
-    """Arrow columns as pandas ones, named as ``RecordTable.rows`` has them: text as Python
-    strings (one object per distinct value), integers that may be missing as ``Int64``,
-    flags that may be missing as ``boolean``. Each Arrow column is let go once converted."""
+def _frame(holder: list[pa.Table]) -> pd.DataFrame:
+    """The Arrow columns of the one table in ``holder`` as pandas ones, named as
+    ``RecordTable.rows`` has them: text as pandas' Arrow strings (a column without any
+    text: ``None`` in each row), integers that may be missing as ``Int64``, flags that may
+    be missing as ``boolean``. The table is taken out of ``holder`` (its only reference), so
+    each Arrow column is let go once converted: the table and the frame are never both
+    whole in memory."""
+    table = holder.pop()
     columns: dict[str, object] = {}
     while table.num_columns:
         name, column = table.column_names[0], table.column(0)
@@ -300,22 +313,22 @@ def _frame(table: pa.Table) -> pd.DataFrame:
         parent, _, field = name.partition(".")
         name = _FLATTENED[parent] + field if field else name
         kind = column.type
-        if pa.types.is_string(kind):
-            # Ids and labels repeat across thousands of records: each distinct string is
-            # one Python object.
-            encoded = pc.dictionary_encode(column).combine_chunks()
-            values = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)
-            # A missing value takes the last entry: None.
-            indices = encoded.indices.fill_null(len(values) - 1).to_numpy()
-            picked = values[indices]
-            columns[name] = picked
+        if pa.types.is_string(kind) and column.null_count < len(column):
+            # Arrow strings as they are (pandas' text type): no Python string per row.
+            columns[name] = column.combine_chunks().to_pandas().array
+        elif pa.types.is_string(kind):
+            # No text at all: None in each row, as pandas keeps a column of only None.
+            columns[name] = np.full(len(column), None, dtype=object)
         elif pa.types.is_integer(kind) and name not in _REQUIRED_INTEGERS:
             columns[name] = column.to_pandas(types_mapper={kind: pd.Int64Dtype()}.get).array
         elif pa.types.is_boolean(kind):
             columns[name] = column.to_pandas(types_mapper={kind: pd.BooleanDtype()}.get).array
         else:
             columns[name] = column.to_numpy()
+        large = column.nbytes > TRIM_BYTES
         del column
+        if large:
+            release_freed_memory()
     return pd.DataFrame(columns, copy=False)
 
 
@@ -338,6 +351,6 @@ def _per_device(column: pa.ChunkedArray, model: type[BaseModel]) -> pd.DataFrame
     of the record it belongs to."""
     array_ = column.combine_chunks()
     devices = pc.list_flatten(array_).flatten()
-    frame = _frame(pa.Table.from_arrays(devices, names=list(model.model_fields)))
+    frame = _frame([pa.Table.from_arrays(devices, names=list(model.model_fields))])
     frame.insert(0, "record", pc.list_parent_indices(array_).to_numpy().astype(np.int64))
     return frame

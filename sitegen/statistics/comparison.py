@@ -114,7 +114,7 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
     cells: dict[tuple[str, str], list[tuple[Report, dict]]] = {}
     for report in reports:
         keys = _input_keys(report)
-        for row in report.summary.to_dict("records") if len(report.summary) else []:
+        for row in report.summary_records if len(report.summary) else []:
             text = keys.get((row["condition_id"], row["input_id"]))
             found = cells.setdefault((row["condition_id"], text), [])
             # One cell a campaign: two inputs of one plan with the same text are not two sides.
@@ -264,7 +264,7 @@ class CrossCampaign:
                         present(row["gen_tps_median"]),
                         int(row["n"]),
                     )
-                    for row in report.summary.to_dict("records")
+                    for row in report.summary_records
                 ]
         return cells
 

@@ -176,7 +176,7 @@ def measured_setup(report: Report, condition_id: str) -> Setup:
 def measured_rows(report: Report) -> list[MeasuredRow]:
     """The campaign's rows: one per headline comparison, else one per condition × input
     it measured."""
-    summary = {(r["condition_id"], r["input_id"]): r for r in report.summary.to_dict("records")}
+    summary = {(r["condition_id"], r["input_id"]): r for r in report.summary_records}
     latency = report.latency
     ttft_rows = {
         (r["condition_id"], r["input_id"]): r

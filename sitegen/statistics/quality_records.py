@@ -110,12 +110,18 @@ SCORED_FIELDS = (
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The blocks as one table with the types one table of all rows would have (a block
-    whose column is all missing is untyped until then)."""
+    whose column is all missing is untyped until then); the blocks are emptied."""
     if not frames:
         return pd.DataFrame()
     if len(frames) == 1:
         return frames[0]
-    return pd.concat(frames, ignore_index=True).infer_objects()
+    # A column at a time, each block's piece let go once joined: the blocks and the whole
+    # table are never both in memory.
+    columns = {
+        name: pd.concat([frame.pop(name) for frame in frames], ignore_index=True).infer_objects()
+        for name in list(frames[0].columns)
+    }
+    return pd.DataFrame(columns, copy=False)
 
 
 def _score_block(
@@ -208,7 +214,8 @@ def with_truncation_counts(pairs: pd.DataFrame, answers: pd.DataFrame, by: str) 
     answer-not-reached counts per factor (C-TRUNC: the counts of the same set)."""
     columns = {}
     for factor in ("off", "on"):
-        side = answers[answers["factor"] == factor]
+        # Only the columns counted: every column of half the answers is a large copy.
+        side = answers.loc[answers["factor"] == factor, ["outcome", by]]
         for outcome, name in (("truncated", "truncated"), ("not_reached", "not_reached")):
             # One grouped count per column (not one filter per group: thousands of problems).
             counts = (side["outcome"] == outcome).groupby(side[by]).sum()
@@ -220,7 +227,7 @@ def outcome_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per factor: answers, each outcome's count — truncations beside every score (C-TRUNC)."""
     rows = []
     for factor in ("off", "on"):
-        part = frame[frame["factor"] == factor] if len(frame) else frame
+        part = frame.loc[frame["factor"] == factor, ["outcome"]] if len(frame) else frame
         row = {"factor": factor, "n": len(part)}
         for outcome in OUTCOMES:
             row[outcome] = int((part["outcome"] == outcome).sum()) if len(part) else 0

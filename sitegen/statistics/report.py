@@ -204,6 +204,12 @@ class Report:
         return self.plan.name
 
     @cached_property
+    def summary_records(self) -> list[dict[str, Any]]:
+        """``summary`` as one dict per row, made once: the pages of both languages read it
+        many times (read only)."""
+        return self.summary.to_dict("records")
+
+    @cached_property
     def speed_input_ids(self) -> frozenset[str]:
         return frozenset(i.id for i in self.plan.inputs)
 
@@ -249,7 +255,7 @@ class Report:
         """Each comparison whose two conditions both have a summary row."""
         if self.summary.empty:
             return []
-        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary.to_dict("records")}
+        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary_records}
         return [
             HeadlineRow(c, rows[(c.baseline, c.input_id)], rows[(c.treatment, c.input_id)])
             for c in self.comparisons
@@ -262,7 +268,7 @@ class Report:
         if self.summary.empty:
             return None
         headline = next((row for row in self.headline if row.comparison.ratio is not None), None)
-        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary.to_dict("records")}
+        rows = {(r["condition_id"], r["input_id"]): r for r in self.summary_records}
         if headline is not None:
             input_id = headline.comparison.input_id
             conditions = (headline.comparison.baseline, headline.comparison.treatment)
@@ -353,7 +359,12 @@ class Report:
         annotations = self.campaign.annotations
         rows = self.campaign.rows
         usable_rows = rows.loc[enters_statistics(rows), ["trial_id", "order_index"]]
-        by_id = dict(zip(usable_rows["trial_id"], usable_rows.index, strict=True))
+        # Only the curated trials are looked up (every trial id as a Python string would be
+        # a large dict).
+        curated = usable_rows[
+            usable_rows["trial_id"].isin([e.trial_id for e in annotations.curated_examples])
+        ]
+        by_id = dict(zip(curated["trial_id"], curated.index, strict=True))
         chosen = [e for e in annotations.curated_examples if e.trial_id in by_id]
         pool = [int(i) for i in usable_rows.sort_values("order_index", kind="stable").index]
         draw = self.plan.examples
