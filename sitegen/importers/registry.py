@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from sitegen.errors import ConfigError
-from sitegen.importers import aiperf, csv_columns, guidellm, llama_bench, vllm
-from sitegen.importers.base import ImportedSource, SourceFile
-from sitegen.importers.declaration import CsvMapping
+
+if TYPE_CHECKING:
+    from sitegen.importers.base import ImportedSource, SourceFile
+    from sitegen.importers.declaration import CsvMapping
+
+
+def _parser(module: str) -> Any:
+    """An importer's module, imported when a file is read: the CLI lists the formats on
+    every start, and the parsers' models cost an up-to-date build most of its time."""
+    return import_module(f"sitegen.importers.{module}")
 
 
 @dataclass(frozen=True)
@@ -33,28 +42,28 @@ FORMATS: dict[str, ImportFormat] = {
         ImportFormat(
             "guidellm",
             "GuideLLM's benchmark report (guidellm run --output kind=json)",
-            lambda file, _mapping, _summary: guidellm.parse(file),
+            lambda file, _mapping, _summary: _parser("guidellm").parse(file),
         ),
         ImportFormat(
             "vllm",
             "vLLM's result file (vllm bench serve --save-result --save-detailed)",
-            lambda file, _mapping, _summary: vllm.parse(file),
+            lambda file, _mapping, _summary: _parser("vllm").parse(file),
         ),
         ImportFormat(
             "aiperf",
             "NVIDIA AIPerf's profile_export.jsonl, with its profile_export_aiperf.json",
-            lambda file, _mapping, summary: aiperf.parse(file, summary),
+            lambda file, _mapping, summary: _parser("aiperf").parse(file, summary),
             takes_summary=True,
         ),
         ImportFormat(
             "llama-bench",
             "llama-bench's output (-o json or -o jsonl)",
-            lambda file, _mapping, _summary: llama_bench.parse(file),
+            lambda file, _mapping, _summary: _parser("llama_bench").parse(file),
         ),
         ImportFormat(
             "csv",
             "a CSV table, its columns mapped in the declaration (csv.columns)",
-            lambda file, mapping, _summary: csv_columns.parse(file, mapping),
+            lambda file, mapping, _summary: _parser("csv_columns").parse(file, mapping),
             needs_mapping=True,
         ),
     )
