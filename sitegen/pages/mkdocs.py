@@ -299,10 +299,12 @@ def site_config(
     for report in build.reports:
         pages = [f"reports/{report.slug}/{p}.md" for p in report_pages(report)]
         # The history page is made at publish time, from the archive (publish.history).
-        nav.append({report.slug: [*pages, f"reports/{report.slug}/history.md"]})
+        history = {HISTORY_ENTRY: f"reports/{report.slug}/history.md"}
+        nav.append({report.slug: [*pages, history]})
         for lang in LANGUAGES:
             # Navigation titles reach the theme's HTML unescaped: escape them here.
             translations[lang][report.slug] = html.escape(report.plan.title[lang])
+            translations[lang][HISTORY_ENTRY] = html.escape(catalogs[lang].t("page.history"))
     for slug, title in build.imported:
         nav.append({slug: [f"reports/{slug}/index.md"]})
         for lang in LANGUAGES:
@@ -329,6 +331,9 @@ def site_config(
 
 
 COMPARE_SECTION = "compare"
+HISTORY_ENTRY = "history:"
+"""Navigation key of a report's history entry (a colon no campaign slug has), shown as
+the short "History" beside the report's other pages rather than the page's full title."""
 """Navigation section of the comparison pages (its title is translated)."""
 
 
