@@ -523,6 +523,12 @@ def audit_site(location: str, label: str | None = None) -> AuditResult:
     if listing is None:
         raise UsageError(f"{location}: no {VERSIONS_FILE}; not a sitegen site")
     files = VersionFiles(site, pick_version(listing, label))
+    if files.read("index.html") is None:
+        # e.g. the site's v/ folder, which holds a copy of versions.json for the selector
+        raise UsageError(
+            f"{location}: version {files.label} has no pages at {files.prefix}; give the "
+            f"site's root (the folder or address holding {VERSIONS_FILE} and {files.prefix})"
+        )
     result = AuditResult(files.label)
     key_line = files.read(PUBLIC_KEY_FILE)
     key = None

@@ -221,6 +221,9 @@ def test_no_site_or_no_such_version_is_exit_2(published, tmp_path: Path, capsys)
     assert main(["audit", str(tmp_path)]) == 2
     assert main(["audit", str(published[0]), "--version", "b"]) == 2
     assert "--version b: not published (known: a)" in capsys.readouterr().err
+    # The v/ folder holds a copy of versions.json (for the version selector), not the pages.
+    assert main(["audit", str(published[0] / "v")]) == 2
+    assert "has no pages at v/a/; give the site's root" in capsys.readouterr().err
 
 
 def test_the_version_is_the_latest_unless_named() -> None:
