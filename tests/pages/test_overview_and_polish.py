@@ -15,7 +15,7 @@ from sitegen.build import render_site
 from sitegen.errors import DataError
 from sitegen.pages.i18n import LANGUAGES, load_catalogs
 from sitegen.pages.mkdocs import VersionBuild, site_config
-from sitegen.plan.models import ConditionSpec, SpeculationHealthSpec, SpeculativeSpec
+from sitegen.plan.models import SpeculationHealthSpec
 from sitegen.statistics.setups import SETUP_FIELDS
 from sitegen.validation.page_facts import read_page
 from sitegen.validation.rules import load_rules, registered_checks
@@ -36,18 +36,9 @@ HEADROOM_MIB = 81_920
 
 
 def _plan_with_headroom():
-    plan = hostile_plan()
     return make_plan(
         name="headroom",
-        inputs=plan.inputs,
-        conditions=[
-            ConditionSpec(id="off", context_capacity=512),
-            ConditionSpec(
-                id="on",
-                speculative=SpeculativeSpec(mode="ngram-simple", draft_max=4),
-                context_capacity=512,
-            ),
-        ],
+        inputs=hostile_plan().inputs,
         speculation_health=SpeculationHealthSpec(max_device_memory_mib=HEADROOM_MIB),
     )
 
