@@ -58,7 +58,7 @@ IMPORTED_TEMPLATE = "imported.md"
 
 def imported_page(report: ImportedReport, lang: str) -> str:
     """Docs path of an imported campaign's page: ``reports/<name>/index[.<lang>].md``."""
-    return f"reports/{report.slug}/{_page_name('index', lang)}"
+    return f"reports/{report.slug}/{page_name('index', lang)}"
 
 
 def make_imported_downloads(
@@ -85,11 +85,11 @@ packaged one shows every campaign; a project's own may name campaigns and column
 
 def overview_page(lang: str) -> str:
     """Docs path of the overview page: ``overview/index[.<lang>].md``."""
-    return f"overview/{_page_name('index', lang)}"
+    return f"overview/{page_name('index', lang)}"
 
 
 def _overview_root(lang: str) -> str:
-    return "../" * (1 + (lang != LANGUAGES[0]))
+    return to_version_root(1, lang)
 
 
 COMPARISON_TEMPLATE = "compare.md"
@@ -98,23 +98,29 @@ COMPARISON_TEMPLATE = "compare.md"
 
 def comparison_page(comparison: CrossCampaign, lang: str) -> str:
     """Docs path of a comparison page: ``compare/<id>/index[.<lang>].md``."""
-    return f"compare/{comparison.spec.id}/{_page_name('index', lang)}"
+    return f"compare/{comparison.spec.id}/{page_name('index', lang)}"
 
 
 def _comparison_root(lang: str) -> str:
-    return "../" * (2 + (lang != LANGUAGES[0]))
+    return to_version_root(2, lang)
 
 
-def _page_name(stem: str, lang: str) -> str:
-    # mkdocs-static-i18n "suffix" structure: the default language has no suffix.
+def page_name(stem: str, lang: str) -> str:
+    """A docs file's name in ``lang`` (mkdocs-static-i18n's "suffix" structure: the
+    default language has no suffix)."""
     return f"{stem}.md" if lang == LANGUAGES[0] else f"{stem}.{lang}.md"
+
+
+def to_version_root(depth: int, lang: str) -> str:
+    """From a page ``depth`` folders below a version's root to that root (pages of a
+    language other than the default live one folder deeper, under ``<lang>/``)."""
+    return "../" * (depth + (lang != LANGUAGES[0]))
 
 
 def _site_root(page: str, lang: str) -> str:
     """Relative path from a report page's URL to the site root (directory URLs;
     non-default languages live under ``/<lang>/``)."""
-    depth = 2 + (page != "index") + (lang != LANGUAGES[0])
-    return "../" * depth
+    return to_version_root(2 + (page != "index"), lang)
 
 
 Docs = dict[str, bytes | Path]
@@ -163,7 +169,7 @@ def render_docs(
             ),
         )
         if home is not None:
-            docs[_page_name("index", lang)] = home.encode("utf-8")
+            docs[page_name("index", lang)] = home.encode("utf-8")
         overview = render(
             f"{lang}/{OVERVIEW_TEMPLATE}",
             Directives(
@@ -210,7 +216,7 @@ def render_docs(
                 )
                 text = render(f"{lang}/report/{page}.md", directives)
                 if text is not None:
-                    path = f"reports/{report.slug}/{_page_name(page, lang)}"
+                    path = f"reports/{report.slug}/{page_name(page, lang)}"
                     docs[path] = text.encode("utf-8")
                     docs.update(directives.extra_files)
         for report in imported:
@@ -305,7 +311,7 @@ def check_rendered(
         {lang: comparison_page(comparison, lang) for lang in LANGUAGES}
         for comparison in comparisons
     ]
-    single_pages += [{lang: _page_name("index", lang) for lang in LANGUAGES}]
+    single_pages += [{lang: page_name("index", lang) for lang in LANGUAGES}]
     single_pages += [{lang: overview_page(lang) for lang in LANGUAGES}]
     single_pages += [
         {lang: imported_page(report, lang) for lang in LANGUAGES} for report in imported
@@ -325,7 +331,7 @@ def check_rendered(
             page: {
                 lang: (path, read_page(docs[path].decode("utf-8")))
                 for lang in LANGUAGES
-                if (path := f"reports/{report.slug}/{_page_name(page, lang)}") in docs
+                if (path := f"reports/{report.slug}/{page_name(page, lang)}") in docs
             }
             for page in report_pages(report)
         }

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
 from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.render import page_name, to_version_root
 from sitegen.pages.safe_json import script_json
 from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
@@ -211,7 +213,7 @@ def changelog_docs(changes: Changes, catalogs: dict[str, Catalog]) -> dict[str, 
     its own changes without its or its predecessor's label (the page is the same in every
     version of the same figures), which every version's changes replace where scripts can
     fetch them."""
-    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+    env = publish_templates()
     docs = {}
     for lang in LANGUAGES:
         catalog = catalogs[lang]
@@ -219,16 +221,27 @@ def changelog_docs(changes: Changes, catalogs: dict[str, Catalog]) -> dict[str, 
             t=catalog.t,
             lang=lang,
             changes=changes,
-            data=f"{_to_versions(lang)}../{changelog_data_path(lang)}",
+            data=f"{to_versions(lang, 1)}../{changelog_data_path(lang)}",
         )
-        name = f"{CHANGELOG_PAGE}.md" if lang == LANGUAGES[0] else f"{CHANGELOG_PAGE}.{lang}.md"
-        docs[name] = html_page(catalog.t("changelog.title"), body, searched=False)
+        docs[page_name(CHANGELOG_PAGE, lang)] = html_page(
+            catalog.t("changelog.title"), body, searched=False
+        )
     return docs
 
 
-def _to_versions(lang: str) -> str:
-    """From ``v/<label>/[en/]changelog/`` to ``v/``."""
-    return "../" * (2 + (lang != LANGUAGES[0]))
+def publish_templates() -> jinja2.Environment:
+    """The templates of the pages made at publish time (changelog, history)."""
+    return html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+
+
+def to_versions(lang: str, depth: int) -> str:
+    """From a page ``depth`` folders below a version's root to ``v/``."""
+    return to_version_root(depth, lang) + "../"
+
+
+def language_prefix(lang: str) -> str:
+    """A version's folder of ``lang``'s pages (the first language's are at its root)."""
+    return "" if lang == LANGUAGES[0] else f"{lang}/"
 
 
 def changelog_files(
@@ -236,7 +249,7 @@ def changelog_files(
 ) -> dict[str, bytes]:
     """Every version's changes since the one before it in the archive, newest first, by
     site-root path."""
-    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+    env = publish_templates()
     ordered = sorted(versions, key=lambda v: v.sort_key)
     entries = [
         (v.label, compare(predecessor(ordered, v.label, v.data_epoch), v.figures))
@@ -248,8 +261,8 @@ def changelog_files(
             t=catalogs[lang].t,
             lang=lang,
             entries=entries,
-            to_versions=_to_versions(lang),
-            prefix="" if lang == LANGUAGES[0] else f"{lang}/",
+            to_versions=to_versions(lang, 1),
+            prefix=language_prefix(lang),
         )
         files[changelog_data_path(lang)] = script_json({"html": html}).encode()
     return files

@@ -9,15 +9,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sitegen.formatting import hover
-from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.render import page_name
 from sitegen.pages.safe_json import script_json
-from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion
-from sitegen.publish.changelog import html_page
+from sitegen.publish.changelog import html_page, language_prefix, publish_templates, to_versions
 
 HISTORY_PAGE = "history"
 """Each report's history page: ``reports/<address>/history/``."""
+_PAGE_DEPTH = 3
+"""A history page's folders below its version's root: ``reports/<address>/history/``."""
 HISTORY_DIR = "history"
 """Site-root folder of every report's history across the versions."""
 
@@ -99,11 +100,6 @@ def _addresses(versions: list[PublishedVersion]) -> list[str]:
     return sorted({f["address"] for v in versions for f in v.figures.values() if "address" in f})
 
 
-def _to_versions(lang: str) -> str:
-    """From ``v/<label>/[en/]reports/<address>/history/`` to ``v/``."""
-    return "../" * (4 + (lang != LANGUAGES[0]))
-
-
 def history_data_path(address: str, lang: str) -> str:
     """The site-root path of a report's history in one language (a chart spec with the
     table's HTML under ``html``): rewritten by every build, like ``versions.json``."""
@@ -116,7 +112,7 @@ def history_files(
     """Every report's history across ``versions`` (the new one included), by site-root path:
     a report's history pages in every version read it, so a version's page need not list
     the versions after it (it never changes) nor repeat those before it."""
-    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+    env = publish_templates()
     newest = max(versions, key=lambda v: v.sort_key)
     files = {}
     for address in _addresses(versions):
@@ -127,8 +123,8 @@ def history_files(
                 t=catalog.t,
                 rows=rows,
                 address=address,
-                to_versions=_to_versions(lang),
-                prefix="" if lang == LANGUAGES[0] else f"{lang}/",
+                to_versions=to_versions(lang, _PAGE_DEPTH),
+                prefix=language_prefix(lang),
             )
             data = {**history_chart(rows, catalog), "html": table}
             files[history_data_path(address, lang)] = script_json(data).encode()
@@ -139,7 +135,7 @@ def history_docs(current: PublishedVersion, catalogs: dict[str, Catalog]) -> dic
     """The history page of every report of ``current`` in both languages: its own row
     (without its label: the page is the same in every version of the same figures), which
     the site's history of every version replaces where scripts can fetch it."""
-    env = html_environment(str(packaged_theme() / "overrides" / "sitegen"))
+    env = publish_templates()
     docs = {}
     for address in _addresses([current]):
         (row,) = history_rows([], current, address)
@@ -147,7 +143,7 @@ def history_docs(current: PublishedVersion, catalogs: dict[str, Catalog]) -> dic
         for lang in LANGUAGES:
             catalog = catalogs[lang]
             # The site root is one level above v/.
-            data = f"{_to_versions(lang)}../{history_data_path(address, lang)}"
+            data = f"{to_versions(lang, _PAGE_DEPTH)}../{history_data_path(address, lang)}"
             body = env.get_template("history.html").render(
                 t=catalog.t,
                 rows=[row],
@@ -155,7 +151,8 @@ def history_docs(current: PublishedVersion, catalogs: dict[str, Catalog]) -> dic
                 data=data,
                 chart=row.headline is not None,
             )
-            name = f"{HISTORY_PAGE}.md" if lang == LANGUAGES[0] else f"{HISTORY_PAGE}.{lang}.md"
             title = catalog.t("history.title", title=titles[lang])
-            docs[f"reports/{address}/{name}"] = html_page(title, body, searched=False)
+            docs[f"reports/{address}/{page_name(HISTORY_PAGE, lang)}"] = html_page(
+                title, body, searched=False
+            )
     return docs
