@@ -31,10 +31,11 @@ REQUEST_S = 1.0
 sends, so an open-loop run has several requests in flight."""
 
 
-LATE_S = 0.25
+LATE_S = 0.6
 """How late a send may be behind its schedule here: the dispatcher's lag, generous for a
-machine whose two cores other test processes keep busy (the dispatcher does not add up
-lags: each send waits for its own time from the run's start)."""
+machine whose two cores other test processes keep busy (CI has stalled a send 0.44 s;
+the dispatcher does not add up lags: each send waits for its own time from the run's
+start). Still below REQUEST_S less the schedule's 0.25 s, so the open-loop check holds."""
 
 
 class SlowFakeEngine(FakeEngine):

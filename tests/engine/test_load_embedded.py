@@ -3,15 +3,17 @@ gemma-3-270m on CPU, a few tokens per request): two offered rates, each run's re
 sent at their scheduled times whether or not earlier ones had ended, and the arrival
 schedule's statistics checked on the actual send times.
 
-Tolerances, stated:
+Tolerances, stated (a busy 2-core CI machine may stall any thread for a few hundred ms,
+so single sends are allowed to be late; a dispatcher that waits for completions is not):
 
-- The mean gap between actual sends is within ``3 × (1/rate) / √(n − 1)`` of 1/rate: three
-  standard errors of the mean of n − 1 exponential gaps (a Poisson schedule's own
-  randomness; the schedule is seeded, so the figure is fixed).
-- It is within ``MEAN_LAG_S`` of the mean gap of the schedule itself (sends follow the
-  schedule; only the first and last send's lag enter a mean gap).
-- No send is more than ``LATE_S`` behind its schedule, and at the higher rate requests
-  are sent while earlier ones are still running (open loop, not closed rounds).
+- The mean gap between actual sends is within ``3 × (1/rate) / √(n − 1)`` of 1/rate
+  (three standard errors of the mean of n − 1 exponential gaps: a Poisson schedule's own
+  randomness; the schedule is seeded, so the figure is fixed) plus
+  ``LATE_MAX_S / (n − 1)`` (the last send's allowed lag spread over the gaps).
+- The median send is within ``ON_TIME_S`` of its schedule, no send is early, at most
+  ``LATE_SHARE`` of sends are more than ``ON_TIME_S`` late and none more than ``LATE_MAX_S``.
+- At the higher rate requests are sent while earlier ones are still running (open loop,
+  not closed rounds: a closed loop never sends while a request runs).
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ pytestmark = pytest.mark.slow
 
 RATES = (2.0, 6.0)
 REQUESTS = 24
-LATE_S = 0.25
-"""Largest send lag allowed (the dispatcher waking on a 2-core machine busy with llama.cpp
-and other tests)."""
-MEAN_LAG_S = 0.02
-"""Largest difference between the mean gap of the actual sends and of the schedule."""
+ON_TIME_S = 0.05
+"""A send this close to its schedule is on time (idle, sends lag by under 10 ms)."""
+LATE_SHARE = 0.15
+"""Share of sends that may be later than ON_TIME_S (threads stalled by other CI work)."""
+LATE_MAX_S = 2.0
+"""No send may lag more than this (a stalled machine, never a dispatcher waiting for
+completions: then the lag grows with every request)."""
 
 
 def test_poisson_load_follows_its_schedule_open_loop(tmp_path, capsys):
@@ -81,10 +85,11 @@ def test_poisson_load_follows_its_schedule_open_loop(tmp_path, capsys):
             "e2e_median_s": float(np.median(ends - sent)),
             "wall_s": run[0]["load"]["run_wall_s"],
         }
-        tolerance = 3 * (1 / rate) / math.sqrt(REQUESTS - 1)
+        tolerance = 3 * (1 / rate) / math.sqrt(REQUESTS - 1) + LATE_MAX_S / (REQUESTS - 1)
         assert abs(gaps.mean() - 1 / rate) <= tolerance, observed[rate]
-        assert abs(gaps.mean() - np.diff(scheduled).mean()) <= MEAN_LAG_S, observed[rate]
-        assert (lag >= 0).all() and lag.max() <= LATE_S, observed[rate]
+        assert (lag >= 0).all() and np.median(lag) <= ON_TIME_S, observed[rate]
+        assert (lag > ON_TIME_S).mean() <= LATE_SHARE, observed[rate]
+        assert lag.max() <= LATE_MAX_S, observed[rate]
     assert observed[max(RATES)]["sent_while_others_ran"] > 0, observed
     with capsys.disabled():
         print(f"\nPoisson load, observed send statistics: {json.dumps(observed, indent=1)}")
