@@ -275,18 +275,19 @@ def test_every_page_has_the_policy_first_and_no_inline_script(archive):
         assert directive in CONTENT_SECURITY_POLICY
 
 
-REPLACED_MATERIAL_SCRIPTS = {
-    "base.html": "d6113712bc4deb30b4bd810ee0dfc28b6f04d2f88cc0016c0f1766eac7b762b6",
-    "content.html": "3722e156f0f6339de39fbbfc178b6e401d1a4fb890f189ac5b80c2504bda7dcf",
-    "palette.html": "8790389765ea6036effddba548b15093bb05bdc75624eaeaf8b13f3c24be4ab5",
-    "outdated.html": "13165dec361fce13130f73f747aab982f7e1979608c061e5953b10286abc7447",
+REPLACED_MATERIAL_PARTIALS = {
+    "nav.html": "af33f6e032f632eb055c365eb5f1a975bf8456152fa768e69a1aad6d470b843f",
+    "javascripts/base.html": "d6113712bc4deb30b4bd810ee0dfc28b6f04d2f88cc0016c0f1766eac7b762b6",
+    "javascripts/content.html": "3722e156f0f6339de39fbbfc178b6e401d1a4fb890f189ac5b80c2504bda7dcf",
+    "javascripts/palette.html": "8790389765ea6036effddba548b15093bb05bdc75624eaeaf8b13f3c24be4ab5",
+    "javascripts/outdated.html": "13165dec361fce13130f73f747aab982f7e1979608c061e5953b10286abc7447",
 }
 
 
-def test_material_scripts_we_replace_are_the_ones_we_copied():
-    """theme/overrides/partials/javascripts/ and theme/assets/js/md-*.js copy these
-    material partials; a material upgrade that changes them must be looked at."""
-    partials = resources.files("material") / "templates" / "partials" / "javascripts"
-    for name, digest in REPLACED_MATERIAL_SCRIPTS.items():
+def test_material_partials_we_replace_are_the_ones_we_copied():
+    """theme/overrides/partials/ and theme/assets/js/md-*.js copy these material
+    partials; a material upgrade that changes them must be looked at."""
+    partials = resources.files("material") / "templates" / "partials"
+    for name, digest in REPLACED_MATERIAL_PARTIALS.items():
         actual = hashlib.sha256(partials.joinpath(name).read_bytes()).hexdigest()
         assert actual == digest, f"material's {name} changed: review its replacement"

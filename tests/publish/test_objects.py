@@ -19,6 +19,7 @@ from sitegen.build import build_site
 from sitegen.errors import ArchiveError
 from sitegen.publish.archive import PublishedVersion, read_archive, sha256_bytes
 from sitegen.publish.objects import Placement, place_objects, rewrite_page
+from tests.conftest import make_plan
 from tests.links import broken_internal_links
 from tests.sitefixtures import (
     PROJECT,
@@ -279,3 +280,25 @@ def test_an_unreferenced_file_stays_in_the_version():
     files = {"search/search_index.json": "ab" * 32, "index.html": "cd" * 32}
     placement = place_objects(files, {"index.html": "<p>nothing</p>"})
     assert placement == Placement({}, {})
+
+
+def test_a_version_that_adds_a_report_stores_the_other_reports_pages_once(tmp_path):
+    first = report_address(publishable_campaign(tmp_path / "data").parent)
+    site = tmp_path / "site"
+    build_site(tmp_path / "data", site, PROJECT, version="v1")
+    added_plan = make_plan(name="added", title={"ja": "追加", "en": "Added"})
+    added = report_address(publishable_campaign(tmp_path / "data", added_plan).parent)
+    build_site(tmp_path / "data", site, PROJECT, version="v2")
+    v1, v2 = site / "v" / "v1", site / "v" / "v2"
+    # A page's navigation lists only its own report: the first report's pages are the
+    # same bytes in both versions, one file on disk.
+    for lang in ("", "en/"):
+        for page in ("", "speed/", "method/", "data/"):
+            path = f"{lang}reports/{first}/{page}index.html"
+            assert os.path.samefile(v1 / path, v2 / path), path
+            assert f"reports/{added}/" not in (v2 / path).read_text(), path
+        home = (v2 / lang / "index.html").read_text()
+        assert f"reports/{first}/" in home and f"reports/{added}/" in home
+        added_page = (v2 / f"{lang}reports/{added}/speed/index.html").read_text()
+        assert f"reports/{first}/" not in added_page
+        assert 'href="../method/"' in added_page  # its own section is in its navigation
