@@ -1,4 +1,12 @@
-"""mkdocs hooks of every build (``hooks`` in ``BUILD_CONFIG``)."""
+"""mkdocs hooks of every build (``hooks`` in ``BUILD_CONFIG``).
+
+Pages reach mkdocs as heading lines and blocks of HTML the build rendered. The HTML
+blocks pass through Python-Markdown as short marks: parsing the page's HTML again (its
+raw-HTML preprocessor) took most of the Markdown time and changed nothing. A partial's
+part between ``<!--sitegen:unindexed-->`` and ``<!--/sitegen:unindexed-->`` (every
+trial's numbers, say) is put back only once the search plugin has indexed the page: its
+numbers would only fill the index, and parsing them took most of the index's time.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +14,22 @@ import re
 from typing import Any
 
 import jinja2
+from mkdocs.plugins import event_priority
 
 from sitegen.pages import template_cache
 
+_UNINDEXED = re.compile(r"<!--sitegen:unindexed-->(.*?)<!--/sitegen:unindexed-->", re.DOTALL)
 _HTML_MARK = "<!--sitegen-html-{index}-->"
 _HTML_MARKS = re.compile(r"<!--sitegen-html-(\d+)-->")
+_UNINDEXED_MARK = "<!--sitegen-unindexed-{index}-->"
+_UNINDEXED_MARKS = re.compile(r"<!--sitegen-unindexed-(\d+)-->")
 
 _html_blocks: dict[str, list[str]] = {}
-"""Each page's HTML blocks (by source path) between ``on_page_markdown`` and
+"""Each page's HTML blocks (by source path) from ``on_page_markdown`` to
 ``on_page_content``."""
+_unindexed: dict[str, list[str]] = {}
+"""Each page's unindexed parts (by source path) from ``on_page_markdown`` to
+``on_page_context``."""
 
 
 def on_env(env: jinja2.Environment, config: object, files: object) -> jinja2.Environment:
@@ -24,21 +39,34 @@ def on_env(env: jinja2.Environment, config: object, files: object) -> jinja2.Env
 
 
 def on_page_markdown(markdown: str, page: Any, config: object, files: object) -> str:
-    """Each block of HTML the build rendered becomes a short mark Python-Markdown passes
-    through: parsing the page's HTML again (its raw-HTML preprocessor) took most of the
-    Markdown time and changes nothing. Heading lines stay, for the title, the table of
-    contents and the anchors."""
-    blocks = markdown.split("\n\n")
+    """Each unindexed part and then each HTML block becomes a mark; heading lines stay,
+    for the title, the table of contents and the anchors."""
+    unindexed: list[str] = []
+
+    def set_aside(part: re.Match[str]) -> str:
+        unindexed.append(part.group(1))
+        return _UNINDEXED_MARK.format(index=len(unindexed) - 1)
+
+    blocks = _UNINDEXED.sub(set_aside, markdown).split("\n\n")
     html: list[str] = []
     for position, block in enumerate(blocks):
         if block.startswith("<"):
             blocks[position] = _HTML_MARK.format(index=len(html))
             html.append(block)
     _html_blocks[page.file.src_uri] = html
+    _unindexed[page.file.src_uri] = unindexed
     return "\n\n".join(blocks)
 
 
 def on_page_content(content: str, page: Any, config: object, files: object) -> str:
-    """The page's HTML blocks back in place of their marks."""
+    """The page's HTML blocks back in place of their marks (for the search index)."""
     html = _html_blocks.pop(page.file.src_uri)
     return _HTML_MARKS.sub(lambda mark: html[int(mark.group(1))], content)
+
+
+@event_priority(-100)  # after the search plugin's (priority 0) has indexed the page
+def on_page_context(context: Any, page: Any, config: object, nav: object) -> Any:
+    """The unindexed parts back in place of their marks, before the page is written."""
+    unindexed = _unindexed.pop(page.file.src_uri)
+    page.content = _UNINDEXED_MARKS.sub(lambda mark: unindexed[int(mark.group(1))], page.content)
+    return context

@@ -89,6 +89,22 @@ def test_site_pages_in_both_languages_with_downloads(built):
     assert 'class="sg-chart-spec"' in speed and "生成速度" in speed
 
 
+def test_search_indexes_prose_but_not_every_trials_numbers(built):
+    """The search index holds the chart's caption but not its table of every trial
+    (mkdocs_hooks puts it back after indexing); the page shows the table as before."""
+    root, records_path = built
+    slug = report_address(records_path.parent)
+    site = root / "site" / "v" / "test"
+    index = json.loads(published_file(site, "search/search_index.json").read_text())
+    speed = [e for e in index["docs"] if e["location"].startswith(f"reports/{slug}/speed/")]
+    texts = " ".join(e["text"] for e in speed)
+    assert "点は各試行" in texts  # the chart's caption
+    assert "off/short/r0" not in texts  # a trial of the chart's table
+    page = (site / "reports" / slug / "speed" / "index.html").read_text(encoding="utf-8")
+    assert '<details class="sg-numbers">' in page and "off/short/r0" in page
+    assert "sitegen-" not in page  # no mark of the hooks is left
+
+
 def test_model_output_is_escaped_text(built):
     root, records_path = built
     report = root / "site" / "v" / "test" / "reports" / report_address(records_path.parent)
