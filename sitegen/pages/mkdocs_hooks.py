@@ -23,6 +23,8 @@ _HTML_MARK = "<!--sitegen-html-{index}-->"
 _HTML_MARKS = re.compile(r"<!--sitegen-html-(\d+)-->")
 _UNINDEXED_MARK = "<!--sitegen-unindexed-{index}-->"
 _UNINDEXED_MARKS = re.compile(r"<!--sitegen-unindexed-(\d+)-->")
+_HEADING = re.compile(r"#{1,6} [^\n]*")
+"""A heading line as ``render_prose`` writes it (with a blank line before and after)."""
 
 _html_blocks: dict[str, list[str]] = {}
 """Each page's HTML blocks (by source path) from ``on_page_markdown`` to
@@ -38,24 +40,53 @@ def on_env(env: jinja2.Environment, config: object, files: object) -> jinja2.Env
     return env
 
 
+@event_priority(100)  # before mkdocs-static-i18n's (50), which re-splits every line
 def on_page_markdown(markdown: str, page: Any, config: object, files: object) -> str:
-    """Each unindexed part and then each HTML block becomes a mark; heading lines stay,
-    for the title, the table of contents and the anchors."""
+    """Each unindexed part, then everything between heading lines becomes a mark; the
+    heading lines stay, for the title, the table of contents and the anchors.
+
+    The page is as the build wrote it (``render_prose``): one-line headings and blocks of
+    HTML between blank lines. Whatever lies between two headings is HTML, passed on
+    whole: none of it may reach Python-Markdown as Markdown (model text is escaped there,
+    not made inert to Markdown). Running before the i18n plugin matters: it splits lines
+    on U+2028 and the like too, which could put a blank line inside a block."""
     unindexed: list[str] = []
 
     def set_aside(part: re.Match[str]) -> str:
         unindexed.append(part.group(1))
         return _UNINDEXED_MARK.format(index=len(unindexed) - 1)
 
-    blocks = _UNINDEXED.sub(set_aside, markdown).split("\n\n")
+    lines = _UNINDEXED.sub(set_aside, markdown).split("\n")
     html: list[str] = []
-    for position, block in enumerate(blocks):
-        if block.startswith("<"):
-            blocks[position] = _HTML_MARK.format(index=len(html))
-            html.append(block)
+    kept: list[str] = []
+    between: list[str] = []
+
+    def pass_on_between() -> None:
+        # Blank lines around the HTML stay, so the mark is a block of its own.
+        start, end = 0, len(between)
+        while start < end and not between[start].strip():
+            start += 1
+        while end > start and not between[end - 1].strip():
+            end -= 1
+        kept.extend(between[:start])
+        if start < end:
+            kept.append(_HTML_MARK.format(index=len(html)))
+            html.append("\n".join(between[start:end]))
+        kept.extend(between[end:])
+        between.clear()
+
+    for number, line in enumerate(lines):
+        if _HEADING.fullmatch(line) and all(
+            not lines[near].strip() for near in (number - 1, number + 1) if 0 <= near < len(lines)
+        ):
+            pass_on_between()
+            kept.append(line)
+        else:
+            between.append(line)
+    pass_on_between()
     _html_blocks[page.file.src_uri] = html
     _unindexed[page.file.src_uri] = unindexed
-    return "\n\n".join(blocks)
+    return "\n".join(kept)
 
 
 def on_page_content(content: str, page: Any, config: object, files: object) -> str:
