@@ -20,6 +20,7 @@ import gzip
 import hashlib
 import unicodedata
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,16 +184,34 @@ def _write_parquet(frame: pd.DataFrame, target: Path) -> None:
             writer.write_table(pa.Table.from_pandas(block, schema=schema, preserve_index=False))
 
 
+GZIP_CHUNK_BYTES = 1 << 20
+"""Lines compressed at a time, on a second thread (zlib lets go of the GIL while it
+compresses): the next chunk's lines are read and published meanwhile."""
+
+
 def _gzip_lines(lines: Iterable[bytes], target: Path) -> None:
-    """``lines`` gzip-compressed into ``target`` one at a time, with no name or time in
-    the header (same records, same archive)."""
+    """``lines`` gzip-compressed into ``target`` a chunk at a time, with no name or time in
+    the header (same records, same archive). At most two chunks are in memory."""
     with (
         target.open("wb") as out,
         # Level 6 (zlib's default): level 9, gzip's, takes twice the time for a few percent.
         gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=6) as packed,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitegen-gzip") as compressor,
     ):
+        writing: Future[int] | None = None
+        chunk: list[bytes] = []
+        size = 0
         for line in lines:
-            packed.write(line)
+            chunk.append(line)
+            size += len(line)
+            if size >= GZIP_CHUNK_BYTES:
+                if writing is not None:
+                    writing.result()
+                writing = compressor.submit(packed.write, b"".join(chunk))
+                chunk, size = [], 0
+        if writing is not None:
+            writing.result()
+        packed.write(b"".join(chunk))
 
 
 QUALITY_TABLES = (

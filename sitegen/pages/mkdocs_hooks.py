@@ -1,8 +1,21 @@
-"""mkdocs hooks of every build (``hooks`` in ``BUILD_CONFIG``)."""
+"""mkdocs hooks of every build (``hooks`` in ``BUILD_CONFIG``).
+
+Pages reach mkdocs as heading lines and blocks of HTML the build rendered. The HTML
+blocks pass through Python-Markdown as short marks: parsing the page's HTML again (its
+raw-HTML preprocessor) took most of the Markdown time and changed nothing. A partial's
+part between ``<!--sitegen:unindexed-->`` and ``<!--/sitegen:unindexed-->`` (every
+trial's numbers, say) is put back only once the search plugin has indexed the page: its
+numbers would only fill the index, and parsing them took most of the index's time. A
+page's navigation keeps to its own report (``on_nav``).
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import jinja2
+from mkdocs.plugins import event_priority
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
@@ -10,6 +23,21 @@ from sitegen.pages import template_cache
 
 REPORTS_FOLDER = "reports/"
 """Where each report's pages live in the docs (``reports/<name>/…``)."""
+
+_UNINDEXED = re.compile(r"<!--sitegen:unindexed-->(.*?)<!--/sitegen:unindexed-->", re.DOTALL)
+_HTML_MARK = "<!--sitegen-html-{index}-->"
+_HTML_MARKS = re.compile(r"<!--sitegen-html-(\d+)-->")
+_UNINDEXED_MARK = "<!--sitegen-unindexed-{index}-->"
+_UNINDEXED_MARKS = re.compile(r"<!--sitegen-unindexed-(\d+)-->")
+_HEADING = re.compile(r"#{1,6} [^\n]*")
+"""A heading line as ``render_prose`` writes it (with a blank line before and after)."""
+
+_html_blocks: dict[str, list[str]] = {}
+"""Each page's HTML blocks (by source path) from ``on_page_markdown`` to
+``on_page_content``."""
+_unindexed: dict[str, list[str]] = {}
+"""Each page's unindexed parts (by source path) from ``on_page_markdown`` to
+``on_page_context``."""
 
 
 def on_env(env: jinja2.Environment, config: object, files: object) -> jinja2.Environment:
@@ -39,3 +67,66 @@ def on_nav(nav: Navigation, config: object, files: object) -> Navigation:
         if page.next_page and report_of.get(id(page.next_page)) != mine:
             page.next_page = None
     return nav
+
+
+@event_priority(100)  # before mkdocs-static-i18n's (50), which re-splits every line
+def on_page_markdown(markdown: str, page: Any, config: object, files: object) -> str:
+    """Each unindexed part, then everything between heading lines becomes a mark; the
+    heading lines stay, for the title, the table of contents and the anchors.
+
+    The page is as the build wrote it (``render_prose``): one-line headings and blocks of
+    HTML between blank lines. Whatever lies between two headings is HTML, passed on
+    whole: none of it may reach Python-Markdown as Markdown (model text is escaped there,
+    not made inert to Markdown). Running before the i18n plugin matters: it splits lines
+    on U+2028 and the like too, which could put a blank line inside a block."""
+    unindexed: list[str] = []
+
+    def set_aside(part: re.Match[str]) -> str:
+        unindexed.append(part.group(1))
+        return _UNINDEXED_MARK.format(index=len(unindexed) - 1)
+
+    lines = _UNINDEXED.sub(set_aside, markdown).split("\n")
+    html: list[str] = []
+    kept: list[str] = []
+    between: list[str] = []
+
+    def pass_on_between() -> None:
+        # Blank lines around the HTML stay, so the mark is a block of its own.
+        start, end = 0, len(between)
+        while start < end and not between[start].strip():
+            start += 1
+        while end > start and not between[end - 1].strip():
+            end -= 1
+        kept.extend(between[:start])
+        if start < end:
+            kept.append(_HTML_MARK.format(index=len(html)))
+            html.append("\n".join(between[start:end]))
+        kept.extend(between[end:])
+        between.clear()
+
+    for number, line in enumerate(lines):
+        if _HEADING.fullmatch(line) and all(
+            not lines[near].strip() for near in (number - 1, number + 1) if 0 <= near < len(lines)
+        ):
+            pass_on_between()
+            kept.append(line)
+        else:
+            between.append(line)
+    pass_on_between()
+    _html_blocks[page.file.src_uri] = html
+    _unindexed[page.file.src_uri] = unindexed
+    return "\n".join(kept)
+
+
+def on_page_content(content: str, page: Any, config: object, files: object) -> str:
+    """The page's HTML blocks back in place of their marks (for the search index)."""
+    html = _html_blocks.pop(page.file.src_uri)
+    return _HTML_MARKS.sub(lambda mark: html[int(mark.group(1))], content)
+
+
+@event_priority(-100)  # after the search plugin's (priority 0) has indexed the page
+def on_page_context(context: Any, page: Any, config: object, nav: object) -> Any:
+    """The unindexed parts back in place of their marks, before the page is written."""
+    unindexed = _unindexed.pop(page.file.src_uri)
+    page.content = _UNINDEXED_MARKS.sub(lambda mark: unindexed[int(mark.group(1))], page.content)
+    return context

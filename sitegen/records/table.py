@@ -16,7 +16,6 @@ import ctypes.util
 import hashlib
 import io
 import json
-import re
 import sys
 import types
 from array import array
@@ -176,14 +175,18 @@ def release_freed_memory() -> None:
 
 INT64 = (-(2**63), 2**63 - 1)
 """The integers a column holds (JSON and the record model allow any)."""
-_LONG_NUMBER = re.compile(rb"\d{19}")
-"""A run of digits that may be an integer out of ``INT64``'s range."""
+_DIGITS_AS_NUL = bytes(0 if chr(byte).isdigit() and byte < 128 else byte for byte in range(256))
+"""``bytes.translate`` table: each ASCII digit becomes a NUL byte (a JSON line has none of
+its own), so a run of digits is a run of NULs."""
+_LONG_NUMBER = bytes(19)
+"""A run of digits that may be an integer out of ``INT64``'s range, translated: found by a
+substring search, some ten times quicker than a regular expression over a record's texts."""
 
 
 def out_of_range(line: bytes) -> str | None:
     """``<field>: <value>`` of the first integer of a record's line that no column can
     hold, else ``None`` (quick for the usual line, which has no 19-digit number)."""
-    if not _LONG_NUMBER.search(line):
+    if _LONG_NUMBER not in line.translate(_DIGITS_AS_NUL):
         return None
     low, high = INT64
 

@@ -89,6 +89,22 @@ def test_site_pages_in_both_languages_with_downloads(built):
     assert 'class="sg-chart-spec"' in speed and "生成速度" in speed
 
 
+def test_search_indexes_prose_but_not_every_trials_numbers(built):
+    """The search index holds the chart's caption but not its table of every trial
+    (mkdocs_hooks puts it back after indexing); the page shows the table as before."""
+    root, records_path = built
+    slug = report_address(records_path.parent)
+    site = root / "site" / "v" / "test"
+    index = json.loads(published_file(site, "search/search_index.json").read_text())
+    speed = [e for e in index["docs"] if e["location"].startswith(f"reports/{slug}/speed/")]
+    texts = " ".join(e["text"] for e in speed)
+    assert "点は各試行" in texts  # the chart's caption
+    assert "off/short/r0" not in texts  # a trial of the chart's table
+    page = (site / "reports" / slug / "speed" / "index.html").read_text(encoding="utf-8")
+    assert '<details class="sg-numbers">' in page and "off/short/r0" in page
+    assert "sitegen-" not in page  # no mark of the hooks is left
+
+
 def test_model_output_is_escaped_text(built):
     root, records_path = built
     report = root / "site" / "v" / "test" / "reports" / report_address(records_path.parent)
@@ -202,3 +218,28 @@ def test_compiled_theme_templates_are_kept_and_a_warm_build_is_the_same(
     assert cache.pattern % key in compiled
     build_site(tmp_path / "data", tmp_path / "warm", PROJECT, version="test")
     assert _tree_digest(tmp_path / "warm" / "v") == _tree_digest(tmp_path / "cold" / "v")
+
+
+def test_html_between_headings_never_reaches_markdown():
+    """mkdocs_hooks hands Python-Markdown only the heading lines: model text in the HTML
+    between them (Markdown syntax, U+2028 that another plugin would split lines on) comes
+    back unchanged, as text, never as a link or heading."""
+    from types import SimpleNamespace
+
+    from sitegen.pages import mkdocs_hooks
+
+    html = (
+        '<pre class="sg-text">[md](javascript:alert(1))\u2028\u2028# not a heading</pre>\n'
+        "<p>[x](javascript:alert(2))</p>"
+    )
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="hooks-test.md"), content="")
+    markdown = mkdocs_hooks.on_page_markdown(f"# Title\n\n{html}\n\n## Part", page, None, None)
+    assert "javascript" not in markdown and "not a heading" not in markdown
+    assert markdown.startswith("# Title\n\n") and markdown.endswith("\n\n## Part")
+    mark = markdown.split("\n\n")[1]
+    assert mkdocs_hooks.on_page_content(f"<h1>Title</h1>\n{mark}", page, None, None) == (
+        f"<h1>Title</h1>\n{html}"
+    )
+    page.content = "<p>x</p>"
+    mkdocs_hooks.on_page_context({}, page, None, None)  # nothing set aside: nothing left
+    assert page.content == "<p>x</p>"
