@@ -9,6 +9,7 @@ theme, sitegen and renderer versions, label) are those of the site in place does
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -17,14 +18,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import ValidationError
 
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
-from sitegen.pages.mkdocs import VersionBuild, read_site_settings
+from sitegen.pages.mkdocs import ReportNav, VersionBuild, read_site_settings
 from sitegen.pages.render import Docs, render_docs
 from sitegen.project import require_project
 from sitegen.publish.archive import PublishedVersion, check_label, read_archive
@@ -37,6 +38,7 @@ from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.records.imported import ImportedCampaign, read_imported_campaigns
 from sitegen.records.layout import MANIFEST_FILE
+from sitegen.records.table import release_freed_memory
 from sitegen.redact import Redactor, redact_campaign
 from sitegen.signing import (
     Signer,
@@ -92,6 +94,37 @@ class RenderedSite:
             len(r.campaign.records) for r in self.imported
         )
 
+    def publication(self) -> Publication:
+        """What publishing needs of this site (a new object: a rendering may be reused)."""
+        return Publication(
+            self.docs,
+            self.catalogs,
+            self.scratch,
+            headline_figures(self.reports),
+            tuple(ReportNav.of(r) for r in self.reports),
+            tuple(c.spec.id for c in self.comparisons),
+            tuple((r.slug, r.title) for r in self.imported),
+        )
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A rendered site as publishing needs it: its files, navigation and headline figures,
+    without the reports and their tables, which a build lets go before mkdocs runs (its
+    peak of memory otherwise)."""
+
+    docs: Docs
+    catalogs: dict[str, Catalog]
+    scratch: tempfile.TemporaryDirectory
+    """Kept alive until the site is written: ``docs`` names files in it."""
+    figures: dict[str, Any]
+    """``headline_figures`` of the reports."""
+    reports: tuple[ReportNav, ...]
+    comparisons: tuple[str, ...]
+    """Ids of the comparison pages."""
+    imported: tuple[tuple[str, dict[str, str]], ...]
+    """Each imported campaign's report folder name and title per language."""
+
 
 def render_site(
     data_dir: Path,
@@ -142,6 +175,10 @@ def render_site(
             for report in reports
         ]
     imported = [make_imported_report(campaign) for campaign in imported_campaigns]
+    # Computing the statistics leaves garbage, some of it in reference cycles: freed and
+    # given back before the pages are rendered (some 200 MB at 400,000 records).
+    gc.collect()
+    release_freed_memory()
     comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports, imported)
     remove_abandoned_scratch()
     scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
@@ -271,12 +308,18 @@ def build_site(
         campaigns=len(rendered.reports) + len(rendered.imported),
         records=rendered.records,
     )
-    outcome = publish(rendered, label, data_epoch, marker, project_dir, site_dir)
+    publication = rendered.publication()
+    # The reports' tables are not needed to publish: freed before mkdocs runs. The pages'
+    # template contexts hold them in reference cycles, which only a collection frees.
+    del rendered
+    gc.collect()
+    release_freed_memory()
+    outcome = publish(publication, label, data_epoch, marker, project_dir, site_dir)
     return BuildResult(site_dir, label, outcome, marker.campaigns, marker.records)
 
 
 def publish(
-    rendered: RenderedSite,
+    publication: Publication,
     label: str,
     data_epoch: int,
     marker: BuildMarker,
@@ -286,25 +329,25 @@ def publish(
     """Add the changelog and publish, holding the site's lock (another build publishing
     makes this one fail at once with ``LockedError``). The archive is read under the lock,
     so a version published while this build rendered is kept."""
-    figures = headline_figures(rendered.reports)
+    figures = publication.figures
     with exclusive_site(site_dir) as home:
         published = read_archive(home.site)
         changes = compare(predecessor(published, label, data_epoch), figures)
         current = PublishedVersion(label, data_epoch, figures)
         docs = {
-            **rendered.docs,
-            **changelog_docs(changes, rendered.catalogs),
-            **history_docs(current, rendered.catalogs),
+            **publication.docs,
+            **changelog_docs(changes, publication.catalogs),
+            **history_docs(current, publication.catalogs),
         }
         build = VersionBuild(
             label,
             data_epoch,
             docs,
-            rendered.reports,
-            rendered.catalogs,
+            publication.reports,
+            publication.catalogs,
             figures,
-            tuple(c.spec.id for c in rendered.comparisons),
-            tuple((r.slug, r.title) for r in rendered.imported),
+            publication.comparisons,
+            publication.imported,
         )
         return publish_version(build, project_dir, home, published, marker)
 

@@ -11,7 +11,13 @@ from sitegen.cli import main
 from sitegen.errors import ConfigError, DataError
 from sitegen.init_project import init_project
 from sitegen.pages.i18n import load_catalogs
-from sitegen.pages.mkdocs import VersionBuild, asset_files, read_site_settings, site_config
+from sitegen.pages.mkdocs import (
+    ReportNav,
+    VersionBuild,
+    asset_files,
+    read_site_settings,
+    site_config,
+)
 from sitegen.plan.io import load_plan
 from sitegen.project import project_plans
 from tests.sitefixtures import copy_project, publishable_campaign
@@ -27,7 +33,8 @@ def data(tmp_path):
 
 def _config(project, data, tmp_path):
     site = render_site(data, project)
-    build = VersionBuild("v", 0, {}, site.reports, site.catalogs, {})
+    reports = tuple(ReportNav.of(report) for report in site.reports)
+    build = VersionBuild("v", 0, {}, reports, site.catalogs, {})
     return site_config(project, tmp_path / "docs", tmp_path / "out", build)
 
 

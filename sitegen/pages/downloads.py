@@ -19,7 +19,7 @@ import csv
 import gzip
 import hashlib
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,6 +256,21 @@ def quality_tables(report: Report) -> list[tuple[str, pd.DataFrame]]:
     ]
 
 
+def _tables(report: Report) -> Iterator[tuple[str, pd.DataFrame]]:
+    """The tables offered as CSV and Parquet, in order, each made when it is asked for: the
+    per-device tables of 400,000 records (``memory`` some 75 MB, ``telemetry`` 110 MB) are
+    never in memory together."""
+    yield "trials", report.trials
+    yield "speed_summary", report.summary
+    yield "latency_percentiles", report.latency
+    if len(report.load):
+        yield "load", report.load
+    yield "memory", report.memory_trials
+    yield "telemetry", report.telemetry_trials
+    yield "system", report.system_table
+    yield from quality_tables(report)
+
+
 def make_downloads(
     report: Report, scratch: Path, signer: Signer | None = None
 ) -> list[DownloadFile]:
@@ -278,16 +293,7 @@ def make_downloads(
         files.append(
             DownloadFile.from_bytes("manifest.json", "json", "manifest", manifest.read_bytes())
         )
-    for table, frame in (
-        ("trials", report.trials),
-        ("speed_summary", report.summary),
-        ("latency_percentiles", report.latency),
-        *((("load", report.load),) if len(report.load) else ()),
-        ("memory", report.memory_trials),
-        ("telemetry", report.telemetry_trials),
-        ("system", report.system_table),
-        *quality_tables(report),
-    ):
+    for table, frame in _tables(report):
         # Into scratch files: a large campaign's tables would otherwise stay in memory as
         # bytes until the site is written.
         for kind, write in (("csv", _write_csv), ("parquet", _write_parquet)):
@@ -295,6 +301,7 @@ def make_downloads(
             write(frame, path)
             release_freed_memory()
             files.append(DownloadFile.from_file(path.name, kind, table, path))
+        del frame  # let go before the next table is made
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
     files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))
     if signer is not None:

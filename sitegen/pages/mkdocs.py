@@ -249,6 +249,23 @@ def version_url(settings: SiteSettings, label: str) -> str:
 
 
 @dataclass(frozen=True)
+class ReportNav:
+    """What the navigation shows of a report: its folder, title and pages. A version is
+    published from these, not from the reports, so their tables (hundreds of MB at
+    400,000 records) are freed before mkdocs runs."""
+
+    slug: str
+    title: dict[str, str]
+    """The report's title per language."""
+    pages: tuple[str, ...]
+    """Its pages in navigation order (``report_pages``)."""
+
+    @classmethod
+    def of(cls, report: Report) -> ReportNav:
+        return cls(report.slug, report.plan.title.model_dump(), report_pages(report))
+
+
+@dataclass(frozen=True)
 class VersionBuild:
     """One version, rendered in memory and ready to publish."""
 
@@ -256,7 +273,7 @@ class VersionBuild:
     data_epoch: int
     """Start time of the latest record (Unix seconds): dates in sitemaps, version order."""
     docs: dict[str, bytes | Path]
-    reports: list[Report]
+    reports: tuple[ReportNav, ...]
     catalogs: dict[str, Catalog]
     figures: dict[str, Any]
     comparisons: tuple[str, ...] = ()
@@ -297,13 +314,13 @@ def site_config(
     nav: list = ["index.md", overview_page(LANGUAGES[0])]
     translations: dict[str, dict[str, str]] = {lang: {} for lang in LANGUAGES}
     for report in build.reports:
-        pages = [f"reports/{report.slug}/{p}.md" for p in report_pages(report)]
+        pages = [f"reports/{report.slug}/{p}.md" for p in report.pages]
         # The history page is made at publish time, from the archive (publish.history).
         history = {HISTORY_ENTRY: f"reports/{report.slug}/history.md"}
         nav.append({report.slug: [*pages, history]})
         for lang in LANGUAGES:
             # Navigation titles reach the theme's HTML unescaped: escape them here.
-            translations[lang][report.slug] = html.escape(report.plan.title[lang])
+            translations[lang][report.slug] = html.escape(report.title[lang])
             translations[lang][HISTORY_ENTRY] = html.escape(catalogs[lang].t("page.history"))
     for slug, title in build.imported:
         nav.append({slug: [f"reports/{slug}/index.md"]})

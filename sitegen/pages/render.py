@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from sitegen.pages.sources import load_sources
 from sitegen.project import content_search_path, packaged_content, packaged_theme
 from sitegen.records.imported import ImportedCampaign
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE
+from sitegen.records.table import release_freed_memory
 from sitegen.signing import PUBLIC_KEY_FILE, Signer, project_key, public_key_line
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.imported import ImportedReport
@@ -150,6 +152,11 @@ def render_docs(
     def render(template_name: str, directives: Directives) -> str | None:
         text, found = render_page(content, template_name, directives)
         issues.extend(found)
+        # A page's template context and directives are garbage in reference cycles that
+        # hold what the page computed: freed page by page, not left to pile up (70 MB at
+        # 400,000 records, the build's peak of memory).
+        gc.collect()
+        release_freed_memory()
         return text
 
     issues.extend(check_content_languages(project_dir / "content"))

@@ -218,13 +218,13 @@ def test_titles_are_plain_text_in_markdown_and_navigation():
 
 def test_navigation_titles_are_escaped(tmp_path, data):
     from sitegen.pages.i18n import load_catalogs
-    from sitegen.pages.mkdocs import VersionBuild
+    from sitegen.pages.mkdocs import ReportNav, VersionBuild
 
     site = render_site(data, PROJECT)
     report = site.reports[0]
     hostile = Bilingual(ja="<b>太字</b>", en='"><script>x</script>')
     report.campaign.plan.__dict__["title"] = hostile  # frozen model: test-only swap
-    build = VersionBuild("v", 0, {}, [report], load_catalogs(PROJECT), {})
+    build = VersionBuild("v", 0, {}, (ReportNav.of(report),), load_catalogs(PROJECT), {})
     config = site_config(PROJECT, tmp_path / "docs", tmp_path / "out", build)
     languages = next(p["i18n"]["languages"] for p in config["plugins"] if "i18n" in p)
     titles = {lang["locale"]: lang["nav_translations"][report.slug] for lang in languages}

@@ -14,7 +14,7 @@ import pytest
 from sitegen.build import render_site
 from sitegen.errors import DataError
 from sitegen.pages.i18n import LANGUAGES, load_catalogs
-from sitegen.pages.mkdocs import VersionBuild, site_config
+from sitegen.pages.mkdocs import ReportNav, VersionBuild, site_config
 from sitegen.plan.models import SpeculationHealthSpec
 from sitegen.statistics.setups import SETUP_FIELDS
 from sitegen.validation.page_facts import read_page
@@ -107,7 +107,8 @@ def test_the_overview_page_in_both_languages_and_the_navigation(site, tmp_path):
         assert reports == {site[1], "second"}, lang
         assert f'href="{home}reports/second/"' in html
         assert html.count('class="sg-sort"') == 13
-    build = VersionBuild("v", 0, {}, site[0].reports, load_catalogs(PROJECT), {})
+    reports = tuple(ReportNav.of(report) for report in site[0].reports)
+    build = VersionBuild("v", 0, {}, reports, load_catalogs(PROJECT), {})
     config = site_config(PROJECT, tmp_path / "docs", tmp_path / "out", build)
     assert config["nav"][:2] == ["index.md", "overview/index.md"]
 
