@@ -274,6 +274,15 @@ def published_file(version: Path, path: str) -> Path:
     return version.parents[1] / moved[path] if path in moved else version / path
 
 
+def search_entries(version: Path) -> list[dict]:
+    """Every entry of a version's search index, its parts joined as the site's script
+    joins them (``search-parts.js``)."""
+    index_path = published_file(version, "search/search_index.json")
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    parts = [json.loads((index_path.parent / part).read_text()) for part in index["parts"]]
+    return index["docs"] + [entry for part in parts for entry in part["docs"]]
+
+
 def published_objects(version: Path) -> dict[str, str]:
     """The version's ``objects.json``: rendered path → object path from the site root."""
     return json.loads((version / "objects.json").read_text(encoding="utf-8"))

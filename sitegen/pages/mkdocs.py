@@ -22,6 +22,7 @@ from sitegen.errors import BuildError, DataError, Issue, one_line
 from sitegen.models import StrictModel
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.render import overview_page, report_pages
+from sitegen.pages.search_index import write_search_parts
 from sitegen.project import packaged_theme, require_project
 from sitegen.redact import RedactPolicy
 from sitegen.site_layout import (
@@ -439,7 +440,8 @@ def _list_theme_files_once() -> None:
 def render_version(
     build: VersionBuild, project_dir: Path, staging: Path, version_dir: Path
 ) -> None:
-    """Run mkdocs (strict) on the version's docs tree, writing into ``version_dir``."""
+    """Run mkdocs (strict) on the version's docs tree, writing into ``version_dir``; its
+    search index is then split into parts (``search_index``)."""
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
@@ -477,3 +479,4 @@ def render_version(
             os.environ.pop("SOURCE_DATE_EPOCH", None)
         else:
             os.environ["SOURCE_DATE_EPOCH"] = previous_epoch
+    write_search_parts(version_dir)

@@ -10,7 +10,7 @@ browser saves it under and that ``SHA256SUMS`` lists) or a whole folder (the dig
 listing, ``sha256sum`` lines: relative references inside CSS and JS keep working, nothing
 in them is rewritten). What stays in ``v/<label>/``: the pages, ``objects.json``, and the
 files material's scripts fetch by a name they build from the version's address
-(``search/search_index.json``, ``sitemap.xml``).
+(``search/search_index.json`` and its parts, ``sitemap.xml``).
 
 Everything here is pure except ``move_to_objects`` and ``drop_source_maps``.
 """

@@ -251,6 +251,11 @@ def _caveat_elements(source: str) -> int:
     return counter.count
 
 
+SEARCH_READY = """() => [...document.querySelectorAll('.md-search-result__meta')].every(
+    m => !['検索を初期化', 'Initializing search'].includes(m.textContent.trim()))"""
+"""material's search worker has loaded the index ("search.result.initializer" replaced)."""
+
+
 def _visit(browser, site: HostileSite, path: str, findings: Findings, search: bool) -> dict:
     """Open one page with the CSP bypassed and record everything a payload did on it."""
     source = (site.root / "site" / path).read_text(encoding="utf-8", errors="replace")
@@ -284,7 +289,10 @@ def _visit(browser, site: HostileSite, path: str, findings: Findings, search: bo
                 page.raw.keyboard.press("s")
                 page.raw.keyboard.type("pwn", delay=20)
                 try:
-                    page.wait_for(".md-search-result__item", state="attached", timeout_ms=5_000)
+                    # The hostile index is some MB: on a busy machine the worker takes a
+                    # while to load it (material shows its initializer text until then).
+                    page.raw.wait_for_function(SEARCH_READY, timeout=30_000)
+                    page.wait_for(".md-search-result__item", state="attached", timeout_ms=10_000)
                     page.raw.wait_for_timeout(300)
                     searched = page.evaluate(PROBE, args)
                     result["search_results"] = page.evaluate(
