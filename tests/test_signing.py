@@ -87,6 +87,22 @@ def test_measure_signs_every_manifest_and_a_forgery_is_refused(keyed, tmp_path):
         run_campaign(make_plan(), tmp_path / "data", signer=signer)
 
 
+def test_a_measure_with_nothing_new_keeps_the_signature_and_its_date(keyed, tmp_path):
+    _, signer = keyed
+    with mock.patch("os.fsync"):
+        directory = run_campaign(make_plan(), tmp_path / "data", signer=signer).directory
+    signature = directory / f"{MANIFEST_FILE}.sig"
+    before = (directory / MANIFEST_FILE).read_bytes(), signature.read_bytes()
+    earlier = json.loads(before[1])["signed_at"]
+    # A second later the date would differ, were the manifest signed again.
+    with mock.patch("os.fsync"), mock.patch("sitegen.signing.datetime") as clock:
+        clock.now.return_value.isoformat.return_value = "2099-01-01T00:00:00+00:00"
+        result = run_campaign(make_plan(), tmp_path / "data", signer=signer)
+    assert result.directory == directory
+    assert ((directory / MANIFEST_FILE).read_bytes(), signature.read_bytes()) == before
+    assert json.loads(signature.read_bytes())["signed_at"] == earlier
+
+
 def test_build_refuses_unsigned_and_foreign_data_and_signs_its_sums(keyed, tmp_path, monkeypatch):
     project, signer = keyed
     directory = publishable_campaign(tmp_path / "data").parent

@@ -59,7 +59,7 @@ from sitegen.records.models import (
     TrialRecord,
 )
 from sitegen.records.verify import RULE, artifact_issues, campaign_files
-from sitegen.signing import SIGNATURE_SUFFIX, Signer, signature_issues
+from sitegen.signing import SIGNATURE_SUFFIX, Signer, signature_issues, signature_problem
 
 
 class _GrowingDigest:
@@ -371,6 +371,11 @@ class CampaignStore:
     def _write_manifest(self, manifest: Manifest) -> None:
         path = self.directory / MANIFEST_FILE
         data = (manifest.model_dump_json(indent=2) + "\n").encode()
+        if self._already_signed(path, data):
+            # A measure with nothing new to record keeps the signature and its date: the
+            # pages state when the data was signed, and a version that adds another
+            # campaign leaves this one's pages as they were.
+            return
         try:
             write_atomic(path, data)
             if self._signer is not None:
@@ -379,6 +384,24 @@ class CampaignStore:
                 )
         except OSError as exc:
             raise StorageError.from_os_error(exc, "write the manifest", path) from exc
+
+    def _already_signed(self, path: Path, data: bytes) -> bool:
+        """Whether ``path`` holds ``data`` already and, where this store signs, a signature
+        of it by this store's key."""
+        try:
+            if path.read_bytes() != data:
+                return False
+            signature = path.with_name(path.name + SIGNATURE_SUFFIX)
+            if self._signer is None:
+                return True
+            return (
+                signature_problem(
+                    data, signature.read_bytes(), self._signer.public_key, signature.name
+                )
+                is None
+            )
+        except OSError:
+            return False
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from sitegen.plan.io import campaign_id, canonical_plan_json
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records import store
 from sitegen.records.campaign import parse_records, read_campaign, read_campaigns
+from sitegen.records.layout import ENGINE_LOG
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import excluded_counts, trials_frame
 from tests.conftest import break_the_sixth_append, make_plan
@@ -481,6 +482,10 @@ def test_manifest_that_cannot_be_written_is_one_line(
     tmp_path, plan, plan_file, capsys, monkeypatch
 ):
     directory = run_campaign(plan, tmp_path).directory
+    # The engine logged more since the last signature: the next measure signs it anew
+    # (with nothing new, the manifest is left as it is and never written).
+    with (directory / ENGINE_LOG).open("a") as log:
+        log.write("a line logged after the last signature\n")
     before = (directory / "records.jsonl").read_bytes(), (directory / "manifest.json").read_bytes()
 
     def no_space(path, data):
