@@ -48,7 +48,9 @@ class Signature(StrictModel):
     signature: str
     """Ed25519 signature of the file's bytes, base64."""
     signed_at: str
-    """When it was signed (UTC, ISO 8601)."""
+    """When it was signed (UTC, ISO 8601). A build dates its signature of a report's
+    ``SHA256SUMS`` by the report's latest record instead, so that the same data makes the
+    same bytes."""
 
 
 def fingerprint(public_key: Ed25519PublicKey) -> str:
@@ -100,12 +102,16 @@ class Signer:
     def fingerprint(self) -> str:
         return fingerprint(self.public_key)
 
-    def signature(self, data: bytes) -> bytes:
-        """The detached signature file's bytes for ``data``."""
+    def signature(self, data: bytes, signed_at: datetime | None = None) -> bytes:
+        """The detached signature file's bytes for ``data``, dated ``signed_at`` (default:
+        now). Ed25519 signatures are deterministic: the same data and date make the same
+        bytes."""
         signed = Signature(
             key=self.fingerprint,
             signature=base64.b64encode(self.private_key.sign(data)).decode(),
-            signed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            signed_at=(signed_at or datetime.now(UTC))
+            .astimezone(UTC)
+            .isoformat(timespec="seconds"),
         )
         return (signed.model_dump_json(indent=1) + "\n").encode()
 

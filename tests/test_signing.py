@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import stat
+from datetime import datetime
 from pathlib import Path
 from unittest import mock
 
@@ -31,6 +32,7 @@ from sitegen.signing import (
     project_key,
     read_public_key,
     sign_existing,
+    signed_at,
 )
 from tests.conftest import make_plan
 from tests.sitefixtures import (
@@ -129,8 +131,12 @@ def test_build_refuses_unsigned_and_foreign_data_and_signs_its_sums(keyed, tmp_p
     read_public_key(published_file(version, PUBLIC_KEY_FILE)).verify(
         base64.b64decode(signature["signature"]), sums
     )
+    # Dated by the report's latest record, not the clock: the same data, the same bytes.
+    latest = max(r["started_at"] for r in read_records(directory / RECORDS_FILE))
+    assert signature["signed_at"] == datetime.fromisoformat(latest).isoformat(timespec="seconds")
     method = next(version.glob("en/reports/*/method/index.html")).read_text()
-    assert signer.fingerprint in method and signature["signed_at"][:10] in method
+    assert signer.fingerprint in method
+    assert signed_at(directory / MANIFEST_FILE)[:10] in method
     # verify through the command line names the file of a forgery.
     forge(directory)
     assert main(["verify", str(directory), "--project", str(project)]) == 1

@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -305,7 +306,13 @@ def make_downloads(
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
     files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))
     if signer is not None:
-        signature = signer.signature(sums)
+        # Dated by the report's latest record, not the clock: the same data makes the same
+        # bytes, and a version that changes nothing of this report re-stores none of it.
+        latest = max(
+            (datetime.fromisoformat(start) for start in campaign.rows["started_at"].unique()),
+            default=datetime.fromtimestamp(0, UTC),
+        )
+        signature = signer.signature(sums, signed_at=latest)
         files.append(DownloadFile.from_bytes("SHA256SUMS.sig", "sig", "signature", signature))
     return files
 
