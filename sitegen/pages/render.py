@@ -129,6 +129,12 @@ Docs = dict[str, bytes | Path]
 """The mkdocs ``docs`` tree: path → bytes, or a file of the scratch directory to copy."""
 
 
+COLLECT_EACH_PAGE_RECORDS = 100_000
+"""From this many records on, each page's garbage is collected as soon as it is rendered:
+it matters to the peak of memory only for large reports, and a full collection per page
+doubled the CPU time of small builds in a process holding much else (the test suite)."""
+
+
 def render_docs(
     reports: list[Report],
     catalogs: dict[str, Catalog],
@@ -148,15 +154,17 @@ def render_docs(
     partials = html_environment(str(packaged_theme() / "partials"))
     docs: Docs = {}
     issues: list[Issue] = []
+    collect_each_page = sum(len(r.campaign.rows) for r in reports) >= COLLECT_EACH_PAGE_RECORDS
 
     def render(template_name: str, directives: Directives) -> str | None:
         text, found = render_page(content, template_name, directives)
         issues.extend(found)
-        # A page's template context and directives are garbage in reference cycles that
-        # hold what the page computed: freed page by page, not left to pile up (70 MB at
-        # 400,000 records, the build's peak of memory).
-        gc.collect()
-        release_freed_memory()
+        if collect_each_page:
+            # A page's template context and directives are garbage in reference cycles
+            # that hold what the page computed: freed page by page, not left to pile up
+            # (70 MB at 400,000 records, the build's peak of memory).
+            gc.collect()
+            release_freed_memory()
         return text
 
     issues.extend(check_content_languages(project_dir / "content"))
