@@ -308,10 +308,7 @@ def make_downloads(
     if signer is not None:
         # Dated by the report's latest record, not the clock: the same data makes the same
         # bytes, and a version that changes nothing of this report re-stores none of it.
-        latest = max(
-            (datetime.fromisoformat(start) for start in campaign.rows["started_at"].unique()),
-            default=datetime.fromtimestamp(0, UTC),
-        )
+        latest = campaign.latest_start or datetime.fromtimestamp(0, UTC)
         signature = signer.signature(sums, signed_at=latest)
         files.append(DownloadFile.from_bytes("SHA256SUMS.sig", "sig", "signature", signature))
     return files

@@ -349,10 +349,10 @@ def site_config(
 
 
 COMPARE_SECTION = "compare"
+"""Navigation section of the comparison pages (its title is translated)."""
 HISTORY_ENTRY = "history:"
 """Navigation key of a report's history entry (a colon no campaign slug has), shown as
 the short "History" beside the report's other pages rather than the page's full title."""
-"""Navigation section of the comparison pages (its title is translated)."""
 
 
 class _WarningCollector(logging.Handler):

@@ -89,6 +89,13 @@ class Campaign:
         return min(starts) if starts else None
 
     @property
+    def latest_start(self) -> datetime | None:
+        """Start of the campaign's latest record (``None``: it has none). One start at a
+        time: 400,000 starts as Python strings at once would be a build's peak of memory."""
+        starts = (datetime.fromisoformat(start) for start in self.rows["started_at"].unique())
+        return max(starts, default=None)
+
+    @property
     def registration_recorded(self) -> bool:
         """Whether the manifest recorded the registration (else it is the first record's
         start, which pages state)."""
