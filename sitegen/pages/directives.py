@@ -177,6 +177,7 @@ class Directives:
         imported_reports: list[ImportedReport] = (),
         page: str = "",
         language_home: str = "",
+        printed_figures: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.env = env
         self.catalog = catalog
@@ -205,8 +206,9 @@ class Directives:
         self.quoted = [] if quoted is None else quoted
         """Every literal of the report's pages in this language, for ``literals()``
         (shared by the pages of one report)."""
-        self._figures: dict[str, str] | None = None
-        """The report's figures as printed (``report_figures``), made on first use."""
+        self.printed_figures = {} if printed_figures is None else printed_figures
+        """Each report's figures as printed (``report_figures``) by its name, made on first
+        use (shared by the pages of every report and language: figures print alike)."""
 
     def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
         """Every public method: what content templates can call."""
@@ -231,9 +233,10 @@ class Directives:
 
     def _figure(self, figure_id: str) -> Markup:
         """A figure of the report as ``report_figures`` prints it, marked for the audit."""
-        if self._figures is None:
-            self._figures = report_figures(self._require_report())
-        return figure_span(self._figures, figure_id)
+        report = self._require_report()
+        if report.slug not in self.printed_figures:
+            self.printed_figures[report.slug] = report_figures(report)
+        return figure_span(self.printed_figures[report.slug], figure_id)
 
     def _field_list(self, names: Iterable[str]) -> str:
         """Compared fields as readers name them (``compare.field.<name>``), comma-separated."""

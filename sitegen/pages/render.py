@@ -155,6 +155,7 @@ def render_docs(
     docs: Docs = {}
     issues: list[Issue] = []
     collect_each_page = sum(len(r.campaign.rows) for r in reports) >= COLLECT_EACH_PAGE_RECORDS
+    printed_figures: dict[str, dict[str, str]] = {}
 
     def render(template_name: str, directives: Directives) -> str | None:
         text, found = render_page(content, template_name, directives)
@@ -228,6 +229,7 @@ def render_docs(
                     sources=sources,
                     quoted=quoted,
                     page=page,
+                    printed_figures=printed_figures,
                 )
                 text = render(f"{lang}/report/{page}.md", directives)
                 if text is not None:

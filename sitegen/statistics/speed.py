@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -108,7 +109,19 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
 def records_of(frame: pd.DataFrame) -> list[dict[str, object]]:
     """A table's rows as dicts, a missing value (NaN, NA) as ``None``: what templates and
     JSON take, where NaN would pass a ``is not none`` test."""
-    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+    names = list(frame.columns)
+    # Column by column as Python values, then rows: pandas' own ``where`` + ``to_dict``
+    # costs a small report's pages a fifth of their time.
+    columns = [[None if _missing(v) else v for v in frame[name].tolist()] for name in names]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)] or [
+        {} for _ in range(len(frame))
+    ]
+
+
+def _missing(value: object) -> bool:
+    return value is None or value is pd.NA or value is pd.NaT or (
+        isinstance(value, float) and math.isnan(value)
+    )
 
 
 def present(value: object) -> float | None:
