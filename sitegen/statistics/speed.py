@@ -119,8 +119,11 @@ def records_of(frame: pd.DataFrame) -> list[dict[str, object]]:
 
 
 def _missing(value: object) -> bool:
-    return value is None or value is pd.NA or value is pd.NaT or (
-        isinstance(value, float) and math.isnan(value)
+    return (
+        value is None
+        or value is pd.NA
+        or value is pd.NaT
+        or (isinstance(value, float) and math.isnan(value))
     )
 
 
