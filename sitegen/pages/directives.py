@@ -374,7 +374,13 @@ class Directives:
         chart's numbers. A large campaign's chart and table are files the page loads
         (``CHART_INLINE_BYTES``, ``TABLE_PAGE_ROWS``), so no page grows with the records."""
         report = self._require_report()
-        trials = report.usable_speed_trials.sort_values("order_index")
+        # Only the columns the chart and table show are sorted (not every column of every
+        # trial, once per page and metric).
+        shown = ["trial_id", "order_index", "condition_id", "input_id", "seed", metric]
+        shown += ["generated_tokens", "finish", "outlier"]
+        usable = report.usable_speed_trials
+        trials = usable[[c for c in dict.fromkeys(shown) if c in usable]]
+        trials = trials.sort_values("order_index")
         spec = script_json(
             trials_chart(trials, report.summary, metric, report.condition_labels, self.catalog)
         )
@@ -385,10 +391,6 @@ class Directives:
             # for a translation of the file and move it away from the address the page loads.
             spec_file = f"charts/{metric}-{lang}.json"
             self.extra_files[f"reports/{report.slug}/{spec_file}"] = spec.encode("utf-8")
-        # Only the columns the table shows become Python values (every column of every trial
-        # took most of this directive's time).
-        shown = ["trial_id", "order_index", "condition_id", "input_id", "seed", metric]
-        shown += ["generated_tokens", "finish"]
         rows = [
             [
                 row["trial_id"],
@@ -400,7 +402,7 @@ class Directives:
                 count(row["generated_tokens"]),
                 self.catalog.t(f"finish.{row['finish']}"),
             ]
-            for row in trials[list(dict.fromkeys(shown))].to_dict("records")
+            for row in trials.to_dict("records")
         ]
         pages = [rows[i : i + TABLE_PAGE_ROWS] for i in range(0, len(rows), TABLE_PAGE_ROWS)]
         table_files = []

@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from sitegen.engine.options import location_options
@@ -41,6 +42,8 @@ SPEED_METRICS = (
 """Metrics summarized per condition and input (the latency breakdown included)."""
 ROUND_METRICS = frozenset({"aggregate_tps", "energy_per_token_j", "cpu_s_per_token"})
 """Metrics of a whole concurrent round, shared by its requests: counted once per round."""
+ROUND_COLUMNS = ("round_run_id", *sorted(ROUND_METRICS))
+"""What ``speed_summary`` reads of a group's rounds."""
 SPREAD_METRICS = ("gen_tps", "aggregate_tps", "ttft_s", "e2e_s")
 """Metrics summarized with quantiles (``dispersion.QUANTILES``) beside the median."""
 
@@ -77,20 +80,21 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
         }
         row["concurrency"] = int(group["concurrency"].max()) if "concurrency" in group else 1
         row["outliers"] = int(group["outlier"].sum()) if "outlier" in group else 0
-        rounds = one_row_per_round(group)
+        # Only the columns it reads: a copy of a whole group costs more than the summary.
+        rounds = one_row_per_round(group[[c for c in ROUND_COLUMNS if c in group]])
         for metric in SPEED_METRICS:
             source = rounds if metric in ROUND_METRICS else group
-            # A frame without a metric's column (built before it existed) has no values.
-            values = source[metric].dropna() if metric in source else pd.Series(dtype=float)
+            values = _present_values(source, metric)
             row[f"{metric}_n"] = len(values)
-            row[f"{metric}_median"] = float(values.median()) if len(values) else None
+            row[f"{metric}_median"] = float(np.median(values)) if len(values) else None
             row[f"{metric}_min"] = float(values.min()) if len(values) else None
             row[f"{metric}_max"] = float(values.max()) if len(values) else None
             if metric in SPREAD_METRICS:
-                # Every quantile in one call (each the same as asked alone).
-                found = values.quantile(list(QUANTILES.values())) if len(values) else None
+                # Every quantile in one call (each the same as asked alone); linear
+                # interpolation, as pandas' quantile.
+                found = np.quantile(values, list(QUANTILES.values())) if len(values) else None
                 for at, name in enumerate(QUANTILES):
-                    row[f"{metric}_{name}"] = None if found is None else float(found.iloc[at])
+                    row[f"{metric}_{name}"] = None if found is None else float(found[at])
         proposed = group["draft_proposed"].dropna().sum()
         row["draft_proposed"] = int(proposed) if group["draft_proposed"].notna().any() else None
         row["draft_accepted"] = (
@@ -104,6 +108,16 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
         row["acceptance_median"] = float(rates.median()) if len(rates) else None
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _present_values(frame: pd.DataFrame, metric: str) -> np.ndarray:
+    """The values of ``metric`` in ``frame`` that are there, as floats (numpy: pandas'
+    per-call cost made most of a small summary's time); none where a frame lacks the
+    column (built before it existed)."""
+    if metric not in frame:
+        return np.array([], dtype=float)
+    values = frame[metric].to_numpy(dtype=float, na_value=np.nan)
+    return values[~np.isnan(values)]
 
 
 def records_of(frame: pd.DataFrame) -> list[dict[str, object]]:
