@@ -3,7 +3,11 @@
 (a 404 for a sitemap.xml included) and no page that scrolls sideways, with plan titles
 too long for any line. Wide tables scroll inside a region named by their caption, which
 says so, with the condition and the input first and the condition column in view. The
-same holds with ``site_url`` set, the site served under its path."""
+same holds with ``site_url`` set, the site served under its path.
+
+Each page is loaded once, at the three widths in turn from page to page (so every width
+loads pages), and laid out at the other two by resizing the window: a page's loads cost
+most of this module's time, and a reader's window changes size too."""
 
 from __future__ import annotations
 
@@ -128,18 +132,34 @@ def _clear(report) -> None:
         getattr(report, f.name).clear()
 
 
-def _visit_all(browser, served: Served, width: int, shots: dict[str, Path] | None = None):
-    """Each page in one tab, one after the other: its problems and its layout."""
-    results: dict[str, tuple[list[str], dict]] = {}
-    with browser.new_page(viewport=(width, 900)) as page:
+RESIZED = """() => [...document.querySelectorAll('div.sg-plot')].every(p => {
+    const svg = p.querySelector('.main-svg');
+    return svg && svg.getBoundingClientRect().width <= p.getBoundingClientRect().width + 1;
+})"""
+"""Every chart drawn again within its box after the window changed size (plotly redraws
+a responsive chart on the window's resize event)."""
+
+
+def _visit_all(browser, served: Served, shots: dict[tuple[str, int], Path]):
+    """Each page in one tab, one after the other, loaded at one width (the widths in turn)
+    and resized to the others: per width, each page's problems and layout."""
+    results: dict[int, dict[str, tuple[list[str], dict]]] = {width: {} for width in WIDTHS}
+    with browser.new_page(viewport=(WIDTHS[0], 900)) as page:
         pending = _in_flight(page)
-        for path in served.pages:
-            _clear(page.report)
-            page.goto(served.base_url + path)
-            _ready(page, pending)
-            results[path] = (page.report.problems(), page.evaluate(LAYOUT))
-            if shots and path in shots:
-                page.screenshot(shots[path])
+        for index, path in enumerate(served.pages):
+            first = index % len(WIDTHS)
+            for turn, width in enumerate(WIDTHS[first:] + WIDTHS[:first]):
+                _clear(page.report)
+                page.raw.set_viewport_size({"width": width, "height": 900})
+                if turn == 0:
+                    page.goto(served.base_url + path)
+                    _ready(page, pending)
+                else:
+                    page.raw.wait_for_function(RESIZED)
+                    _settle(page, pending)
+                results[width][path] = (page.report.problems(), page.evaluate(LAYOUT))
+                if (path, width) in shots:
+                    page.screenshot(shots[path, width])
     return results
 
 
@@ -200,21 +220,24 @@ def _check(results, width: int, where: str = "") -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_every_page_is_clean_and_fits_the_width(browser, site, screenshot_dir, width):
+def test_every_page_is_clean_and_fits_every_width(browser, site, screenshot_dir):
     speed = next(p for p in site.pages if p.endswith("/speed/") and "/en/" in p)
-    shots = {speed: screenshot_dir / f"speed-{width}.png"} if width != 1280 else None
-    results = _visit_all(browser, site, width, shots)
-    pages = set(results)
-    assert any(p.endswith("/data/") for p in pages) and any("changelog" in p for p in pages)
-    assert len(pages) >= 14, sorted(pages)
-    problems = _check(results, width)
+    shots = {(speed, width): screenshot_dir / f"speed-{width}.png" for width in WIDTHS[1:]}
+    by_width = _visit_all(browser, site, shots)
+    problems = []
+    for width, results in by_width.items():
+        pages = set(results)
+        assert any(p.endswith("/data/") for p in pages) and any("changelog" in p for p in pages)
+        assert len(pages) >= 14, sorted(pages)
+        # Laid out at this width, the resized pages too.
+        assert {layout["sideways"][1] for _, layout in results.values()} == {width}
+        problems += _check(results, width)
+        # The speed summary (14 columns) overflows a 720 px column and a phone: it scrolls.
+        regions = {r["id"]: r for r in results[speed][1]["regions"]}
+        assert {"sg-speed-table", "sg-latency-table", "sg-memory-table"} <= regions.keys()
+        if width < 1280:
+            assert regions["sg-speed-table"]["overflows"], (width, regions)
     assert not problems, "\n".join(problems)
-    # The speed summary (14 columns) overflows a 720 px column and a phone: it scrolls.
-    regions = {r["id"]: r for r in results[speed][1]["regions"]}
-    assert {"sg-speed-table", "sg-latency-table", "sg-memory-table"} <= regions.keys()
-    if width < 1280:
-        assert regions["sg-speed-table"]["overflows"], regions
 
 
 def test_wide_table_keeps_its_first_column_and_caption_in_view(browser, site):
