@@ -79,7 +79,16 @@ BUILD_CONFIG: dict[str, Any] = {
     },
     "plugins": [
         # English words with stems are not found without the pipeline (checked in Chromium).
-        {"search": {"pipeline": ["stopWordFilter"]}},
+        # The languages and separator are what material would look up in its Japanese
+        # translation and i18n would add, set here: the look-up compiles templates twice
+        # per build.
+        {
+            "search": {
+                "lang": ["ja", "en"],
+                "separator": "[\\s\\-\u3000、。，．]+",
+                "pipeline": ["stopWordFilter"],
+            }
+        },
         {
             "i18n": {
                 "docs_structure": "suffix",
