@@ -18,9 +18,11 @@ import yaml
 from sitegen.build import build_site
 from sitegen.cli import main
 from sitegen.errors import DataError
+from sitegen.lock import exclusive_lock
 from sitegen.plan.io import canonical_plan_json
 from sitegen.plan.models import InputSpec
 from sitegen.records.campaign import read_campaigns
+from sitegen.records.layout import LOCK_FILE
 from sitegen.records.verify import verify_campaign
 from tests.conftest import break_the_sixth_append, make_plan
 from tests.sitefixtures import (
@@ -570,3 +572,19 @@ def test_an_unchanged_build_stops_before_importing_the_renderer(published, tmp_p
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert "nothing changed since version v1 was built" in run.stdout, run.stderr
     assert run.stdout.strip().endswith("0 []")
+
+
+def test_the_lock_a_measure_takes_leaves_the_build_unchanged(published, tmp_path, capsys):
+    """A measure with nothing left to run still takes its campaign's lock (and writes its
+    pid in the lock file): no input of the site, so the next build is the unchanged one."""
+    data, site = tmp_path / "data", tmp_path / "site"
+    _copy_published(published, data, site)  # v1 of these inputs
+    directory = next((data / "campaigns").iterdir())
+    lock = directory / LOCK_FILE
+    before = lock.stat().st_mtime_ns
+    with exclusive_lock(lock, f"campaign {directory}"):
+        lock.write_text("4194304\n")  # another process's pid: another size and time
+    assert lock.stat().st_mtime_ns != before
+    arguments = ["build", "--data", str(data), "--site", str(site), "--project", str(PROJECT)]
+    assert main([*arguments, "--version", "v1"]) == 0
+    assert "nothing changed since version v1 was built" in capsys.readouterr().out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sitegen
 from sitegen.publish.marker import BuildMarker, read_build_marker
-from sitegen.records.layout import CAMPAIGNS_DIR, check_skipped
+from sitegen.records.layout import CAMPAIGNS_DIR, LOCK_FILE, check_skipped
 
 RENDERING_PACKAGES = (
     "mkdocs",
@@ -60,10 +60,13 @@ def input_digest(
     sources += [("campaigns", p) for p in roots["campaigns"].rglob("*")]
     for root, path in sorted(sources):
         relative = path.relative_to(roots[root])
-        # Every campaign file but the engine logs (plans, records, annotations), and none
-        # of a campaign left out with --skip.
+        # Every campaign file but the engine logs and the lock a measure takes (plans,
+        # records, annotations), and none of a campaign left out with --skip.
         ignored = "__pycache__" in relative.parts or (
-            root == "campaigns" and ("logs" in relative.parts or relative.parts[0] in skip)
+            root == "campaigns"
+            and (
+                "logs" in relative.parts or relative.name == LOCK_FILE or relative.parts[0] in skip
+            )
         )
         if not path.is_file() or ignored:
             continue
