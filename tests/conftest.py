@@ -17,6 +17,8 @@ worker.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+from sitegen.signing import KEY_ENV
 
 _TESTS = Path(__file__).parent
 SLOW_MODULES = (
@@ -36,6 +39,16 @@ SLOW_MODULES = (
 )
 SLOW_FIXTURES = frozenset({"server_url", "ngram_server_url", "browser"})
 """Fixtures that start a real llama.cpp server or Chromium."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The suite never reads the developer's own sitegen config: a signing key there made
+    # every measure that resumes a test's unsigned campaign refuse it. Set in each process
+    # (xdist workers too), so that the commands tests start inherit it.
+    home = tempfile.mkdtemp(prefix="sitegen-tests-config-")
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    os.environ["XDG_CONFIG_HOME"] = home
+    os.environ.pop(KEY_ENV, None)
 
 
 MAX_WORKERS = 8

@@ -61,9 +61,6 @@ def trials_chart(
     """Every measured trial as a point and each condition's median as a bar-shaped marker,
     grouped by input."""
     traces: list[dict] = []
-    # Only the columns drawn: a selection of whole trials copies every column.
-    columns = ["condition_id", "input_id", "trial_id", metric, "outlier"]
-    trials = trials[[c for c in columns if c in trials]]
     for index, (condition_id, label) in enumerate(condition_labels.items()):
         color = PALETTE[index % len(PALETTE)]
         rows = trials[trials["condition_id"] == condition_id]
