@@ -154,7 +154,7 @@ def render_docs(
     partials = html_environment(str(packaged_theme() / "partials"))
     docs: Docs = {}
     issues: list[Issue] = []
-    collect_each_page = sum(len(r.campaign.rows) for r in reports) >= COLLECT_EACH_PAGE_RECORDS
+    collect_each_page = sum(len(r.campaign) for r in reports) >= COLLECT_EACH_PAGE_RECORDS
     printed_figures: dict[str, dict[str, str]] = {}
 
     def render(template_name: str, directives: Directives) -> str | None:

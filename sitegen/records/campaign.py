@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
@@ -88,9 +89,10 @@ class Campaign:
                 starts.append(utc_time(started_at))
         return min(starts) if starts else None
 
-    @property
+    @cached_property
     def latest_start(self) -> datetime | None:
-        """Start of the campaign's latest record (``None``: it has none). One start at a
+        """Start of the campaign's latest record (``None``: it has none), found once (the
+        version's date and the signature of the downloads both need it). One start at a
         time: 400,000 starts as Python strings at once would be a build's peak of memory."""
         starts = (datetime.fromisoformat(start) for start in self.rows["started_at"].unique())
         return max(starts, default=None)

@@ -124,12 +124,12 @@ def records_of(frame: pd.DataFrame) -> list[dict[str, object]]:
     """A table's rows as dicts, a missing value (NaN, NA) as ``None``: what templates and
     JSON take, where NaN would pass a ``is not none`` test."""
     names = list(frame.columns)
+    if not names:
+        return [{} for _ in range(len(frame))]
     # Column by column as Python values, then rows: pandas' own ``where`` + ``to_dict``
     # costs a small report's pages a fifth of their time.
     columns = [[None if _missing(v) else v for v in frame[name].tolist()] for name in names]
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)] or [
-        {} for _ in range(len(frame))
-    ]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 def _missing(value: object) -> bool:
