@@ -7,6 +7,9 @@
   var config = { responsive: true, displaylogo: false, showSendToCloud: false };
   function plot(target, figure) {
     if (target.getAttribute("data-drawn")) return;
+    // The box keeps the chart's own height: resizing the window makes plotly size the
+    // chart to its box, which CSS alone gives only a minimum height.
+    if (figure.layout && figure.layout.height) target.style.height = figure.layout.height + "px";
     Plotly.newPlot(target, figure.data, figure.layout, config);
     target.setAttribute("data-drawn", "1");
   }
