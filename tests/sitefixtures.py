@@ -803,6 +803,11 @@ class _Prober:
 
     def issues(self, values: Mapping[str, str]) -> list[str]:
         """An exception while writing the campaign, or the issues found reading it."""
+        return self.probe(values)[0]
+
+    def probe(self, values: Mapping[str, str]) -> tuple[list[str], bool]:
+        """``issues``, and whether they are an exception's (which ends the writing at the
+        first field it refuses: the others are not checked)."""
         self.probes += 1
         data_dir = self.workdir / f"probe-{self.probes}"
         try:
@@ -813,12 +818,14 @@ class _Prober:
                 shutil.copytree(self.base, copy)
                 _finish_campaign(copy, values)
         except Exception as exc:  # noqa: BLE001 - any refusal is a result
-            return [f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"]
+            return [f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"], True
         campaigns, issues = read_campaigns(data_dir)
         issues += validate_campaigns(campaigns)
         shutil.rmtree(data_dir, ignore_errors=True)
         where = str(data_dir)
-        return [" ".join(str(issue).replace(where, "<data>").split())[:500] for issue in issues]
+        return [
+            " ".join(str(issue).replace(where, "<data>").split())[:500] for issue in issues
+        ], False
 
     def model_refusal(self, field: str, value: str) -> str | None:
         """Why the field's own model refuses ``value`` (``None``: it takes it)."""
@@ -903,9 +910,8 @@ def hostile_site_data(data_dir: Path) -> HostileData:
             candidates = [f for f in placed if placed[f]]
             if round_ == "named":
                 candidates = [f for f in candidates if _named_in(f, issues)]
-            for field in candidates:
-                if prober.issues(values([field])):
-                    _drop_refused(prober, field, placed, separators, refused)
+            refusing = [field for field in candidates if prober.issues(values([field]))]
+            _drop_refused(prober, refusing, placed, separators, refused)
         else:
             if issues := prober.issues(values(placed)):
                 raise AssertionError("the hostile campaign is invalid:\n" + "\n".join(issues))
@@ -923,26 +929,37 @@ def _named_in(field: str, issues: list[str]) -> bool:
 
 def _drop_refused(
     prober: _Prober,
-    field: str,
+    fields: list[str],
     placed: dict[str, list[str]],
     separators: dict[str, str],
     refused: dict[str, dict[str, str]],
 ) -> None:
-    """Take out of ``field`` what the build refuses: everything if it refuses plain text
-    too, else each payload it refuses alone, then what it refuses together."""
-    if plain := prober.issues({field: field_text_plain(field)}):
-        refused[field].update(dict.fromkeys(placed[field], f"refuses any free text: {plain[0]}"))
-        placed[field] = []
-        return
-    for name in _refusing_payloads(prober, field, placed[field], refused):
-        placed[field].remove(name)
+    """Take out of each of ``fields`` what the build refuses: everything if it refuses
+    plain text too, else each payload it refuses alone, then what it refuses together."""
+    searched = []
+    for field in fields:
+        if plain := prober.issues({field: field_text_plain(field)}):
+            reason = f"refuses any free text: {plain[0]}"
+            refused[field].update(dict.fromkeys(placed[field], reason))
+            placed[field] = []
+        else:
+            searched.append(field)
+    for field, names in _refusing_payloads(
+        prober, {field: placed[field] for field in searched}, refused
+    ).items():
+        for name in names:
+            placed[field].remove(name)
+    for field in searched:
 
-    def build_accepts(chosen: list[str], separator: str) -> bool:
-        return not prober.issues({field: field_text(field, chosen, separator)} if chosen else {})
+        def build_accepts(chosen: list[str], separator: str, field: str = field) -> bool:
+            return not prober.issues(
+                {field: field_text(field, chosen, separator)} if chosen else {}
+            )
 
-    placed[field], separators[field] = _largest_accepted(
-        placed[field], build_accepts, refused[field]
-    )
+        # Alone: what the bisection found together with other fields is checked here.
+        placed[field], separators[field] = _largest_accepted(
+            placed[field], build_accepts, refused[field]
+        )
 
 
 def field_text_plain(field: str) -> str:
@@ -952,20 +969,50 @@ def field_text_plain(field: str) -> str:
 
 
 def _refusing_payloads(
-    prober: _Prober, field: str, names: list[str], refused: dict[str, dict[str, str]]
-) -> list[str]:
-    """The payloads of ``names`` the build refuses on their own in ``field`` (bisection);
-    records why in ``refused``."""
-    issues = prober.issues({field: field_text(field, names)})
-    if not issues:
-        return []
-    if len(names) == 1:
-        refused[field][names[0]] = issues[0]
-        return names
-    half = len(names) // 2
-    return _refusing_payloads(prober, field, names[:half], refused) + _refusing_payloads(
-        prober, field, names[half:], refused
-    )
+    prober: _Prober, groups: dict[str, list[str]], refused: dict[str, dict[str, str]]
+) -> dict[str, list[str]]:
+    """The payloads of each field's ``groups`` entry the build refuses on their own in it
+    (bisection); records why in ``refused``. The fields are searched side by side, one
+    group of each in one campaign, as long as the build's issues name a single field each
+    (``_probe_side_by_side``)."""
+    found: dict[str, list[str]] = {field: [] for field in groups}
+    pending = [(field, names) for field, names in groups.items() if names]
+    while pending:
+        batch: dict[str, list[str]] = {}
+        later = []
+        for field, names in pending:
+            if field in batch:
+                later.append((field, names))
+            else:
+                batch[field] = names
+        pending = later
+        for field, issues in _probe_side_by_side(prober, batch).items():
+            names = batch[field]
+            if not issues:
+                continue
+            if len(names) == 1:
+                refused[field][names[0]] = issues[0]
+                found[field].append(names[0])
+            else:
+                half = len(names) // 2
+                pending += [(field, names[:half]), (field, names[half:])]
+    return found
+
+
+def _probe_side_by_side(prober: _Prober, batch: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The build's issues with each field of ``batch`` holding its payloads: one campaign
+    for all when its issues each name exactly one of them (an exception or an issue naming
+    none or several could hide another field's: then one campaign per field)."""
+    texts = {field: field_text(field, names) for field, names in batch.items()}
+    if len(batch) > 1:
+        issues, raised = prober.probe(texts)
+        owners = [[f for f in batch if _named_in(f, [issue])] for issue in issues]
+        if not raised and all(len(named) == 1 for named in owners):
+            by_field: dict[str, list[str]] = {field: [] for field in batch}
+            for issue, (field,) in zip(issues, owners, strict=True):
+                by_field[field].append(issue)
+            return by_field
+    return {field: prober.issues({field: text}) for field, text in texts.items()}
 
 
 def _largest_accepted(
