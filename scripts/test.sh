@@ -9,5 +9,5 @@ bash scripts/setup.sh test
 # Compiled modules kept between runs (an environment that turns this off makes every
 # test process compile sitegen and the tests anew).
 unset PYTHONDONTWRITEBYTECODE
-# On every CPU with pytest-xdist (addopts in pyproject.toml); -n 0 for one process.
+# In parallel with pytest-xdist (addopts in pyproject.toml); -n 0 for one process.
 .venv/bin/python -m pytest -q "$@"
