@@ -33,6 +33,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -286,6 +287,16 @@ class PageReport:
 # --------------------------------------------------------------------------- pages
 
 
+CHART_GEOMETRY = """() => [...document.querySelectorAll('div.sg-plot')].map(p => {
+    const box = p.getBoundingClientRect(), svg = p.querySelector('.main-svg');
+    const titles = [...p.querySelectorAll('.g-xtitle text, .g-ytitle text')].map(t => {
+        const r = t.getBoundingClientRect(); return [r.left, r.top]; });
+    return {box: [box.width, box.height], svg: svg ? svg.getBoundingClientRect().width : null,
+            titles};
+})"""
+"""Where each chart and its axis titles are (what moves while plotly redraws)."""
+
+
 class Page:
     """A tracked page in its own fresh browser context (cookies/storage isolated)."""
 
@@ -340,6 +351,23 @@ class Page:
         """Navigate; returns the HTTP status of the main document (None for data:/about:)."""
         resp = self.raw.goto(url, wait_until=wait_until)
         return resp.status if resp is not None else None
+
+    def resize(self, width: int, height: int, limit_s: float = 10) -> None:
+        """Lay the page out at another window size, then wait until every chart has been
+        drawn again: plotly redraws a responsive chart shortly after the resize event, in
+        steps, so until each chart's drawing is as wide as its box and nothing moved
+        between two looks 100 ms apart."""
+        self.raw.set_viewport_size({"width": width, "height": height})
+        deadline = time.monotonic() + limit_s
+        before = None
+        while time.monotonic() < deadline:
+            self.raw.wait_for_timeout(100)
+            now = self.raw.evaluate(CHART_GEOMETRY)
+            fitted = all(c["svg"] is not None and abs(c["svg"] - c["box"][0]) <= 1 for c in now)
+            if fitted and now == before:
+                return
+            before = now
+        raise AssertionError(f"charts still moving {limit_s} s after a resize: {before}")
 
     def wait_for(self, selector: str, state: str = "visible", timeout_ms: int | None = None) -> Any:
         """Wait for a CSS (or playwright) selector; returns the element handle."""

@@ -132,14 +132,6 @@ def _clear(report) -> None:
         getattr(report, f.name).clear()
 
 
-RESIZED = """() => [...document.querySelectorAll('div.sg-plot')].every(p => {
-    const svg = p.querySelector('.main-svg');
-    return svg && svg.getBoundingClientRect().width <= p.getBoundingClientRect().width + 1;
-})"""
-"""Every chart drawn again within its box after the window changed size (plotly redraws
-a responsive chart on the window's resize event)."""
-
-
 def _visit_all(browser, served: Served, shots: dict[tuple[str, int], Path]):
     """Each page in one tab, one after the other, loaded at one width (the widths in turn)
     and resized to the others: per width, each page's problems and layout."""
@@ -150,12 +142,12 @@ def _visit_all(browser, served: Served, shots: dict[tuple[str, int], Path]):
             first = index % len(WIDTHS)
             for turn, width in enumerate(WIDTHS[first:] + WIDTHS[:first]):
                 _clear(page.report)
-                page.raw.set_viewport_size({"width": width, "height": 900})
                 if turn == 0:
+                    page.raw.set_viewport_size({"width": width, "height": 900})
                     page.goto(served.base_url + path)
                     _ready(page, pending)
                 else:
-                    page.raw.wait_for_function(RESIZED)
+                    page.resize(width, 900)
                     _settle(page, pending)
                 results[width][path] = (page.report.problems(), page.evaluate(LAYOUT))
                 if (path, width) in shots:

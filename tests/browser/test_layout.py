@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import shutil
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -57,9 +56,7 @@ CHARTS = """() => [...document.querySelectorAll('div.sg-plot')].map(plot => {
     const content = document.querySelector('.md-content__inner').getBoundingClientRect();
     const rect = e => { const r = e.getBoundingClientRect();
         return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
-    const svg = plot.querySelector('.main-svg');
     return {chart: plot.getAttribute('data-chart'), width: box.width, content: content.width,
-        svg: svg ? svg.getBoundingClientRect().width : null,
         box: rect(plot),
         titles: [...plot.querySelectorAll('.g-xtitle text, .g-ytitle text')].map(t => ({
             text: t.textContent, box: rect(t)})),
@@ -116,22 +113,6 @@ def _ready(page) -> None:
     )
 
 
-def _redrawn(page, limit_s: float = 10) -> None:
-    """Until every chart has been drawn again after the window changed size: the charts'
-    boxes and titles stay where they are for a moment (plotly redraws a responsive chart
-    shortly after the resize event, in steps)."""
-    deadline = time.monotonic() + limit_s
-    before = None
-    while time.monotonic() < deadline:
-        page.raw.wait_for_timeout(100)
-        now = page.evaluate(CHARTS)
-        fitted = all(abs(c["svg"] - c["width"]) <= 1 for c in now)
-        if fitted and now == before:
-            return
-        before = now
-    raise AssertionError(f"charts still moving {limit_s} s after a resize: {before}")
-
-
 def _at_widths(browser, url: str, widths: tuple[int, ...], first: int = 0):
     """One page of ``url``, loaded at ``widths[first]`` and resized to each other width
     in turn: yields each width with the page laid out at it."""
@@ -141,8 +122,7 @@ def _at_widths(browser, url: str, widths: tuple[int, ...], first: int = 0):
         _ready(page)
         for index, width in enumerate(order):
             if index:
-                page.raw.set_viewport_size({"width": width, "height": 900})
-                _redrawn(page)
+                page.resize(width, 900)
             assert page.evaluate("() => window.innerWidth") == width
             yield width, page
 
