@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sitegen.pages.safe_json import script_json
@@ -108,8 +109,8 @@ _HEAD = 64
 """Characters folded to find a cell's first visible one (a cell may be a whole answer)."""
 
 
-_ASCII_ALNUM_FIRST = "[A-Za-z0-9]"
-"""Text whose first character is an ASCII letter or digit (``str.match`` anchors it)."""
+_ASCII_ALNUM_FIRST = "^[A-Za-z0-9]"
+"""Text whose first character is an ASCII letter or digit."""
 
 
 def _first_visible(text: str) -> str:
@@ -117,10 +118,9 @@ def _first_visible(text: str) -> str:
     return next((c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), "")
 
 
-def _is_text(column: pd.Series) -> bool:
-    dtype = column.dtype
+def _is_text(dtype: object) -> bool:
     if isinstance(dtype, pd.CategoricalDtype):
-        return _is_text(pd.Series(dtype.categories))
+        return _is_text(dtype.categories.dtype)
     return pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)
 
 
@@ -128,23 +128,18 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose text columns are neutralised (``neutralise_cell``);
     numeric and boolean columns are unchanged, so negative numbers stay numbers."""
     safe = frame.copy(deep=False)  # copy on write: the columns neutralised are new
-    for name in safe.columns:
-        if _is_text(safe[name]):
-            safe[name] = _neutralise_column(safe[name])
+    for name, dtype in frame.dtypes.items():
+        if _is_text(dtype):
+            safe[name] = _neutralise_column(frame[name])
     return safe
 
 
 def _neutralise_column(column: pd.Series) -> pd.Series:
-    candidates = column.dropna()
-    if isinstance(column.dtype, pd.StringDtype):
-        # A letter or digit first is never changed (``neutralise_cell``): found in Arrow,
-        # without a Python string for each of 400,000 distinct trial ids.
-        candidates = candidates[~candidates.str.match(_ASCII_ALNUM_FIRST)]
     # Each distinct value once: columns repeat the same ids and conditions thousands of times.
     try:
         changed = {
             value: safe
-            for value in candidates.unique()
+            for value in _formula_candidates(column)
             if (safe := neutralise_cell(value)) is not value
         }
     except TypeError:  # unhashable cells (lists): one at a time
@@ -154,6 +149,18 @@ def _neutralise_column(column: pd.Series) -> pd.Series:
         if changed
         else column
     )
+
+
+def _formula_candidates(column: pd.Series) -> Iterable[object]:
+    """The column's distinct values that ``neutralise_cell`` may change. Text in Arrow is
+    sorted out there, a letter or digit first being never changed: no Python string for
+    each of 400,000 distinct trial ids, and no pandas call per step (a table's dozens of
+    small text columns took most of writing its CSV)."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        text = pa.array(column)
+        plain = pc.fill_null(pc.match_substring_regex(text, _ASCII_ALNUM_FIRST), True)
+        return pc.unique(pc.filter(text, pc.invert(plain))).to_pylist()
+    return column.dropna().unique()
 
 
 def _write_csv(frame: pd.DataFrame, target: Path) -> None:
@@ -174,15 +181,24 @@ time in memory as Arrow columns."""
 
 
 def _write_parquet(frame: pd.DataFrame, target: Path) -> None:
-    # The types of the whole table (a block of missing values alone would be untyped).
-    schema = pa.Schema.from_pandas(frame, preserve_index=False)
+    if len(frame) <= PARQUET_ROW_GROUP:  # converted once
+        whole = pa.Table.from_pandas(frame, preserve_index=False)
+        schema, blocks = whole.schema, iter([whole])
+    else:
+        # The types of the whole table (a block of missing values alone would be untyped).
+        schema = pa.Schema.from_pandas(frame, preserve_index=False)
+        blocks = (
+            pa.Table.from_pandas(
+                frame.iloc[start : start + PARQUET_ROW_GROUP], schema=schema, preserve_index=False
+            )
+            for start in range(0, len(frame), PARQUET_ROW_GROUP)
+        )
     # No creation metadata: the same frame gives the same bytes.
     with pq.ParquetWriter(
         target, schema, compression="zstd", write_statistics=False, store_schema=False
     ) as writer:
-        for start in range(0, max(len(frame), 1), PARQUET_ROW_GROUP):
-            block = frame.iloc[start : start + PARQUET_ROW_GROUP]
-            writer.write_table(pa.Table.from_pandas(block, schema=schema, preserve_index=False))
+        for block in blocks:
+            writer.write_table(block)
 
 
 GZIP_CHUNK_BYTES = 1 << 20

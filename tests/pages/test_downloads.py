@@ -14,7 +14,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from sitegen.pages.downloads import DownloadFile, make_downloads, neutralise_cell
+from sitegen.pages import downloads
+from sitegen.pages.downloads import (
+    DownloadFile,
+    _write_parquet,
+    make_downloads,
+    neutralise_cell,
+)
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import Report, make_report
 from tests.conftest import make_plan
@@ -222,6 +228,28 @@ def test_parquet_keeps_the_exact_text_and_numbers(built):
     reasons = dict(zip(trials["trial_id"], trials["failure_reason"], strict=True))
     assert reasons == {t: f["failure_reason"] for t, f in originals.items()}
     assert NEGATIVE_SEED in trials["seed"].tolist()
+
+
+def test_parquet_in_blocks_is_the_table_converted_at_once(tmp_path, monkeypatch):
+    """A table longer than a row group is converted a block at a time, with the types of
+    the whole table (its first block's text is missing throughout), and reads back as the
+    table does written in one piece."""
+    frame = pd.DataFrame(
+        {
+            "trial_id": pd.array([f"t{k}" for k in range(8)], dtype="str"),
+            "failure_reason": [None] * 3 + ["=1+1", "ok", None, "\u3000x", "y"],
+            "gen_tps": [float(k) / 3 for k in range(8)],
+        }
+    )
+    _write_parquet(frame, tmp_path / "whole.parquet")
+    monkeypatch.setattr(downloads, "PARQUET_ROW_GROUP", 3)
+    _write_parquet(frame, tmp_path / "blocks.parquet")
+    blocks, whole = (pq.ParquetFile(tmp_path / f"{n}.parquet") for n in ("blocks", "whole"))
+    assert (blocks.num_row_groups, whole.num_row_groups) == (3, 1)
+    assert blocks.schema_arrow == whole.schema_arrow
+    assert str(whole.schema_arrow.field("failure_reason").type) in ("string", "large_string")
+    assert blocks.read().equals(whole.read())
+    pd.testing.assert_frame_equal(blocks.read().to_pandas(), frame)
 
 
 def test_records_download_keeps_the_exact_text(built):
