@@ -17,6 +17,7 @@ worker.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -83,6 +84,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     tests_in = Counter(item.path for item in items)
     items.sort(key=lambda item: (item.path not in slow_files, -tests_in[item.path]))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What was imported and collected lives to the end: kept out of the garbage collector's
+    # full passes, which walked some 250,000 objects each (4 s of a worker's 110 s).
+    gc.freeze()
 
 
 def make_plan(**overrides) -> Plan:
