@@ -4,9 +4,9 @@ outermost claim element."""
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
-from html.parser import HTMLParser
 
 VOID_TAGS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
@@ -24,29 +24,70 @@ class Claim:
     text: list[str]
 
 
-class _ClaimParser(HTMLParser):
+_MARKUP = re.compile(
+    r"<!--.*?--\s*>|<[!?][^>]*>"  # a comment, a declaration or processing instruction
+    r"|<(/?)([a-zA-Z][^\t\n\r\f />\x00]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",  # a tag
+    re.DOTALL,
+)
+"""The markup of a page: comments, declarations and tags (an attribute's quoted value may
+hold ``>``); everything between is text."""
+_ATTRIBUTE = re.compile(r"""([^\s/>][^\s/=>]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]*))?""")
+_RAW_TEXT = {tag: re.compile(f"</{tag}[\\s/>]", re.IGNORECASE) for tag in ("script", "style")}
+"""Where a script's or style's text ends: nothing inside is markup."""
+
+
+def _attributes(text: str) -> dict[str, str]:
+    """A tag's attributes, names in lower case, values unquoted and unescaped (a name
+    alone has the value ``""``); the first of a repeated name counts, as in a browser."""
+    values: dict[str, str] = {}
+    for name, value in _ATTRIBUTE.findall(text):
+        if value[:1] in ("'", '"'):
+            value = value[1:-1]
+        values.setdefault(name.lower(), html.unescape(value))
+    return values
+
+
+class _ClaimReader:
+    """Reads a page's tags and text in order (``read``), noting its claims and caveats."""
+
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.claims: list[Claim] = []
         self.page_caveats: set[str] = set()
         self._stack: list[int | None] = []  # claim index per open element
+        self._open_claims: list[int] = []  # the claims among the open elements, outermost first
         # Per open element: whether a reader cannot see it (inside a <template>, a
         # [hidden] element or a closed <details> outside its <summary>), and whether it
         # is a closed <details>. A caveat there is not shown, so it does not count.
         self._concealed: list[tuple[bool, bool]] = []
-        self._in_script = False
         self.text: list[str] = []
 
-    def _open_claims(self) -> list[int]:
-        return [i for i in self._stack if i is not None]
+    def read(self, page: str) -> None:
+        position = 0
+        while (markup := _MARKUP.search(page, position)) is not None:
+            if markup.start() > position:
+                self._text(html.unescape(page[position : markup.start()]))
+            position = markup.end()
+            closing, tag, attributes = markup.groups()
+            if tag is None:  # a comment or declaration
+                continue
+            tag = tag.lower()
+            if closing:
+                self._end(tag)
+                continue
+            self._start(tag, _attributes(attributes))
+            if attributes.rstrip().endswith("/"):  # <tag/>: opened and closed
+                self._end(tag)
+            elif tag in _RAW_TEXT:
+                end = _RAW_TEXT[tag].search(page, position)
+                position = end.start() if end else len(page)
+        if position < len(page):
+            self._text(html.unescape(page[position:]))
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {k: v or "" for k, v in attrs}
+    def _start(self, tag: str, values: dict[str, str]) -> None:
         claim_index = None
         if "data-claim" in values:
-            open_claims = self._open_claims()
             claim_index = len(self.claims)
-            root = self.claims[open_claims[0]].root if open_claims else claim_index
+            root = self.claims[self._open_claims[0]].root if self._open_claims else claim_index
             self.claims.append(Claim(values["data-claim"], values, root, set(), []))
         concealed, in_closed_details = self._concealed[-1] if self._concealed else (False, False)
         concealed = (
@@ -58,29 +99,25 @@ class _ClaimParser(HTMLParser):
         caveat = values.get("data-caveat")
         if caveat and not concealed:
             self.page_caveats.add(caveat)
-            for index in [
-                *self._open_claims(),
-                *([claim_index] if claim_index is not None else []),
-            ]:
+            for index in self._open_claims:
                 self.claims[index].caveats.add(caveat)
-        if tag in ("script", "style"):
-            self._in_script = True
+            if claim_index is not None:
+                self.claims[claim_index].caveats.add(caveat)
         if tag not in VOID_TAGS:
             self._stack.append(claim_index)
+            if claim_index is not None:
+                self._open_claims.append(claim_index)
             self._concealed.append((concealed, tag == "details" and "open" not in values))
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style"):
-            self._in_script = False
+    def _end(self, tag: str) -> None:
         if tag not in VOID_TAGS and self._stack:
-            self._stack.pop()
+            if self._stack.pop() is not None:
+                self._open_claims.pop()
             self._concealed.pop()
 
-    def handle_data(self, data: str) -> None:
-        if self._in_script:
-            return
+    def _text(self, data: str) -> None:
         self.text.append(data)
-        for index in self._open_claims():
+        for index in self._open_claims:
             self.claims[index].text.append(data)
 
 
@@ -105,8 +142,7 @@ class PageFacts:
         return sorted(n.replace(",", "") for n in NUMBER.findall(self.text))
 
 
-def read_page(html: str) -> PageFacts:
-    parser = _ClaimParser()
-    parser.feed(html)
-    parser.close()
-    return PageFacts(parser.claims, parser.page_caveats, "\n".join(parser.text))
+def read_page(page: str) -> PageFacts:
+    reader = _ClaimReader()
+    reader.read(page)
+    return PageFacts(reader.claims, reader.page_caveats, "\n".join(reader.text))
