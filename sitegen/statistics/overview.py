@@ -22,6 +22,7 @@ import pandas as pd
 from sitegen.formatting import setting
 from sitegen.statistics.imported import ImportedComparison, ImportedReport, ImportedRow
 from sitegen.statistics.report import HeadlineRow, Report
+from sitegen.statistics.speed import records_of
 from sitegen.statistics.system import SystemCondition
 
 SPLIT_FLAG_WORDS = ("split", "tensor_parallel", "pipeline_parallel")
@@ -180,10 +181,7 @@ def measured_rows(report: Report) -> list[MeasuredRow]:
     latency = report.latency
     ttft_rows = {
         (r["condition_id"], r["input_id"]): r
-        for r in latency[latency["metric"] == "ttft_s"]
-        .astype(object)
-        .where(latency.notna(), None)
-        .to_dict("records")
+        for r in records_of(latency[latency["metric"] == "ttft_s"])
     }
     memory = {o.condition_id: o.peak_memory_mib for o in report.condition_overview}
     limit = report.plan.speculation_health.max_device_memory_mib

@@ -340,7 +340,8 @@ def _capacity_as_the_engine_allocated(campaign: Campaign) -> list[Issue]:
     rows = campaign.rows
     allocated = rows["engine_context_per_slot"]
     differs = (allocated.notna() & (allocated != rows["context_capacity"])).fillna(False)
-    first = rows[differs.astype(bool)].groupby("condition_id", sort=False).head(1)
+    shown = ["condition_id", "engine_context_per_slot", "context_capacity"]
+    first = rows.loc[differs.astype(bool), shown].groupby("condition_id", sort=False).head(1)
     return [
         violation(
             "C-CAPACITY",
