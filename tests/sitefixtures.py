@@ -185,20 +185,19 @@ def _fake_engine_campaign(plan: Plan, data_dir: Path) -> Path:
     campaign byte for byte (measuring took a twentieth of the fast tests' time), except
     where ``data_dir`` holds the campaign already: that is resumed, as ``sitegen measure``
     would."""
+    key = canonical_plan_json(plan)
     directory = data_dir / CAMPAIGNS_DIR / campaign_id(plan)
-    measured = _MEASURED_BY_PLAN.get(canonical_plan_json(plan))
-    if measured is not None and not directory.exists():
-        shutil.copytree(measured, directory)
+    if key in _MEASURED_BY_PLAN and not directory.exists():
+        shutil.copytree(_MEASURED_BY_PLAN[key], directory)
         return directory
-    first = not directory.exists()
+    fresh = not directory.exists()
     # No fsync: it makes a record survive a power cut, which no test of a site needs (the
     # store's own tests keep it).
     with mock.patch("os.fsync"):
-        directory = run_campaign(plan, data_dir).directory
-    if first:
-        kept = Path(_MEASURED.name) / str(len(_MEASURED_BY_PLAN))
-        shutil.copytree(directory, kept)
-        _MEASURED_BY_PLAN[canonical_plan_json(plan)] = kept
+        run_campaign(plan, data_dir)
+    if fresh:
+        _MEASURED_BY_PLAN[key] = Path(_MEASURED.name) / str(len(_MEASURED_BY_PLAN))
+        shutil.copytree(directory, _MEASURED_BY_PLAN[key])
     return directory
 
 

@@ -15,12 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sitegen.pages import downloads
-from sitegen.pages.downloads import (
-    DownloadFile,
-    _write_parquet,
-    make_downloads,
-    neutralise_cell,
-)
+from sitegen.pages.downloads import DownloadFile, make_downloads, neutralise_cell
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import Report, make_report
 from tests.conftest import make_plan
@@ -241,9 +236,9 @@ def test_parquet_in_blocks_is_the_table_converted_at_once(tmp_path, monkeypatch)
             "gen_tps": [float(k) / 3 for k in range(8)],
         }
     )
-    _write_parquet(frame, tmp_path / "whole.parquet")
+    downloads._write_parquet(frame, tmp_path / "whole.parquet")
     monkeypatch.setattr(downloads, "PARQUET_ROW_GROUP", 3)
-    _write_parquet(frame, tmp_path / "blocks.parquet")
+    downloads._write_parquet(frame, tmp_path / "blocks.parquet")
     blocks, whole = (pq.ParquetFile(tmp_path / f"{n}.parquet") for n in ("blocks", "whole"))
     assert (blocks.num_row_groups, whole.num_row_groups) == (3, 1)
     assert blocks.schema_arrow == whole.schema_arrow
