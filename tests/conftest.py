@@ -1,5 +1,6 @@
 """Shared fixtures: plans for the deterministic fake engine (unit tests only), the
 ``slow`` marker on every test that starts a real engine, a browser or killed processes,
+or publishes a site through mkdocs (enforced: see ``_publishing_only_in_slow_tests``),
 and the order of the test files.
 
 ``pytest -m "not slow"`` is the inner loop, one worker per CPU; ``.ci/run`` runs
@@ -38,9 +39,21 @@ SLOW_MODULES = (
     "test_resume_kill.py",  # SIGKILLed measure processes
     "pages/test_determinism.py",  # two builds in subprocesses
     "fleet/test_fleet_cluster.py",  # a Ray cluster running real campaigns
+    # Sites published through mkdocs: the archive, objects, atomic switches, links, serving
+    # and auditing a published version.
+    "publish",
+    "pages/test_archive.py",
+    "pages/test_build.py",
+    "pages/test_links.py",
+    "test_serve.py",
+    "test_audit.py",
 )
-SLOW_FIXTURES = frozenset({"server_url", "ngram_server_url", "browser"})
-"""Fixtures that start a real llama.cpp server or Chromium."""
+SLOW_FIXTURES = frozenset(
+    {"server_url", "ngram_server_url", "browser", "published", "machine_site"}
+)
+"""Fixtures that start a real llama.cpp server or Chromium, or publish a site."""
+_IN_SLOW_TEST = [False]
+"""Whether the test this process runs now (fixtures included) is marked slow."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,6 +64,34 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     os.environ["XDG_CONFIG_HOME"] = home
     os.environ.pop(KEY_ENV, None)
+    _publishing_only_in_slow_tests()
+
+
+def _publishing_only_in_slow_tests() -> None:
+    """A test outside the slow tier that publishes a site fails, naming the cure. A
+    publication runs mkdocs once per language: about a second even for a tiny campaign
+    (51 tests that published took 67 of the inner loop's 176 test-seconds). The inner
+    loop checks reading, validation, statistics and every rendered page (``render_site``);
+    publishing (the archive, atomic switches, faults while writing) is the slow tier's."""
+    import sitegen.publish.site as site
+
+    render_version = site.render_version
+
+    def render_version_in_a_slow_test(*args, **kwargs):
+        if not _IN_SLOW_TEST[0]:
+            pytest.fail(
+                "this test publishes a site through mkdocs: mark it slow "
+                "(@pytest.mark.slow), or check the pages render_site rendered",
+                pytrace=False,
+            )
+        return render_version(*args, **kwargs)
+
+    site.render_version = render_version_in_a_slow_test
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    _IN_SLOW_TEST[0] = item.get_closest_marker("slow") is not None
 
 
 MAX_WORKERS = 8

@@ -298,6 +298,20 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     }
 
 
+def rendered_page(rendered: Any, path: str) -> str:
+    """A page of a rendering (``RenderedSite``), ``path`` as in its docs tree
+    (``reports/<name>/speed.en.md``): what mkdocs would publish at
+    ``[en/]reports/<name>/speed/index.html``."""
+    body = rendered.docs[path]
+    return body.decode("utf-8") if isinstance(body, bytes) else body.read_text(encoding="utf-8")
+
+
+def rendered_reports(rendered: Any) -> set[str]:
+    """The report folders of a rendering: the names its site would publish under
+    ``reports/``."""
+    return {path.split("/")[1] for path in rendered.docs if path.startswith("reports/")}
+
+
 def published_file(version: Path, path: str) -> Path:
     """A file of a published version (``path`` as mkdocs rendered it) where a reader finds
     it: the object the version's ``objects.json`` names, else under the version."""

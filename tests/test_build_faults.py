@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import build_site
+from sitegen.build import build_site, render_site
 from sitegen.cli import main
 from sitegen.errors import DataError
 from sitegen.lock import exclusive_lock
@@ -29,6 +29,8 @@ from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,
     read_records,
+    rendered_page,
+    rendered_reports,
     report_address,
     reusing_renders,
     tree_bytes,
@@ -62,10 +64,9 @@ def test_publish_false_leaves_a_failed_campaign_out(tmp_path, capsys):
     bad = publishable_campaign(tmp_path / "data", mutate=failed("load failure: no GPU")).parent
     (bad / "annotations.yaml").write_text(yaml.safe_dump({"publish": False}))
     good = publishable_campaign(tmp_path / "data", make_plan(name="good"))
-    result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
-    assert result.outcome == "published" and result.campaigns == 1
-    reports = tmp_path / "site" / "v" / result.version / "reports"
-    assert {p.name for p in reports.iterdir()} == {report_address(good.parent)}
+    rendered = render_site(tmp_path / "data", PROJECT)
+    assert len(rendered.reports) == 1
+    assert rendered_reports(rendered) == {report_address(good.parent)}
 
 
 def test_empty_campaign_directory_is_refused_in_one_line(tmp_path, capsys):
@@ -87,14 +88,13 @@ def test_one_token_answers_build(tmp_path):
             record["metrics"].update(generated_tokens=1, gen_tps=None)
 
     publishable_campaign(tmp_path / "data", plan, mutate=one_token)
-    assert build_site(tmp_path / "data", tmp_path / "site", PROJECT).outcome == "published"
+    assert len(render_site(tmp_path / "data", PROJECT).reports) == 1
 
 
 def test_a_condition_whose_every_trial_failed_builds_without_a_ratio(tmp_path):
-    publishable_campaign(tmp_path / "data", mutate=failed("engine failure: oom", "on"))
-    result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
-    summary = next((tmp_path / "site" / "v" / result.version / "reports").glob("*/index.html"))
-    html = summary.read_text()
+    directory = publishable_campaign(tmp_path / "data", mutate=failed("engine failure: oom", "on"))
+    rendered = render_site(tmp_path / "data", PROJECT)
+    html = rendered_page(rendered, f"reports/{report_address(directory.parent)}/index.md")
     assert 'data-claim="speed-ratio"' not in html and 'data-failed="6"' in html
 
 
@@ -277,12 +277,9 @@ DAMAGES = ["empty directory", "corrupt middle line", "torn last line"]
 def test_publish_false_leaves_out_a_campaign_that_cannot_be_read(tmp_path, damage):
     good, bad = _good_and_damaged(tmp_path / "data", damage)
     with pytest.raises(DataError):
-        build_site(tmp_path / "data", tmp_path / "site", PROJECT)
+        render_site(tmp_path / "data", PROJECT)
     (bad / "annotations.yaml").write_text(yaml.safe_dump({"publish": False}))
-    result = build_site(tmp_path / "data", tmp_path / "site", PROJECT)
-    assert result.outcome == "published" and result.campaigns == 1
-    reports = tmp_path / "site" / "v" / result.version / "reports"
-    assert {p.name for p in reports.iterdir()} == {report_address(good)}
+    assert rendered_reports(render_site(tmp_path / "data", PROJECT)) == {report_address(good)}
 
 
 def _cure(damage: str, bad: Path, data: Path) -> str:
@@ -317,6 +314,7 @@ def test_an_unreadable_campaign_is_one_line_with_its_cure_and_skip_checks_the_re
     assert capsys.readouterr().out.startswith("ok: 1 campaign(s)")
 
 
+@pytest.mark.slow  # publishes a site
 def test_skip_builds_the_rest(tmp_path, capsys):
     # Once for every damage: a skipped campaign is neither read nor an input of the build.
     data = tmp_path / "data"
@@ -387,6 +385,7 @@ def test_skip_of_a_campaign_that_is_not_there_is_one_line_exit_2(tmp_path, capsy
     assert not (tmp_path / "site").exists()
 
 
+@pytest.mark.slow  # publishes a site
 def test_a_build_with_another_skip_list_is_not_the_unchanged_build(tmp_path, capsys):
     data = tmp_path / "data"
     good, empty = _good_and_damaged(data, "empty directory")  # no file: only the list differs
@@ -536,6 +535,7 @@ def test_a_full_disk_while_publishing_is_one_line_and_leaves_the_site(
     assert main(_build_v2(data, site)) == 0  # space again: the next build publishes
 
 
+@pytest.mark.slow  # publishes a site
 def test_a_killed_builds_scratch_folder_is_removed_by_the_next_build(tmp_path, monkeypatch):
     import subprocess
     import sys

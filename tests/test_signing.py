@@ -105,6 +105,7 @@ def test_a_measure_with_nothing_new_keeps_the_signature_and_its_date(keyed, tmp_
     assert json.loads(signature.read_bytes())["signed_at"] == earlier
 
 
+@pytest.mark.slow  # publishes a site
 def test_build_refuses_unsigned_and_foreign_data_and_signs_its_sums(keyed, tmp_path, monkeypatch):
     project, signer = keyed
     directory = publishable_campaign(tmp_path / "data").parent

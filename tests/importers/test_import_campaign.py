@@ -214,6 +214,7 @@ def _page_text(site: Path, campaign: str, lang: str) -> tuple[str, str]:
     return html, text
 
 
+@pytest.mark.slow  # publishes a site
 def test_pages_mark_every_figure_and_refuse_what_the_source_lacks(workdir: Path) -> None:
     # Two copies of one vLLM run declared as off and ngram: a ratio with its interval.
     for side in ("a", "b"):
@@ -345,6 +346,7 @@ def test_a_page_without_the_imported_caveat_breaks_the_rule() -> None:
     assert [i.rule for i in issues] == ["C-IMPORTED"]
 
 
+@pytest.mark.slow  # publishes a site
 def test_own_downloads_round_trip_to_the_same_figures(tmp_path: Path, monkeypatch) -> None:
     """A published report's downloads imported and built again: every figure the same."""
     from tests.sitefixtures import publishable_campaign, report_address
@@ -380,6 +382,7 @@ def test_own_downloads_round_trip_to_the_same_figures(tmp_path: Path, monkeypatc
     assert run("import", "sitegen", own[0], str(other), own[2], "--campaign", "x") == 1
 
 
+@pytest.mark.slow  # publishes a site
 def test_vllm_speculative_totals_are_a_pooled_acceptance_marked_as_such(workdir: Path) -> None:
     result = json.loads((workdir / "vllm/vllm-serve.json").read_text())
     result.update(
@@ -400,6 +403,7 @@ def test_vllm_speculative_totals_are_a_pooled_acceptance_marked_as_such(workdir:
     assert 'data-refused="acceptance_per_trial"' in html
 
 
+@pytest.mark.slow  # publishes a site
 def test_a_comparison_shows_which_side_was_imported_and_no_ratio(workdir: Path, capsys) -> None:
     from tests.sitefixtures import publishable_campaign, report_address
 

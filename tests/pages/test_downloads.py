@@ -19,7 +19,7 @@ from sitegen.pages.downloads import DownloadFile, make_downloads, neutralise_cel
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import Report, make_report
 from tests.conftest import make_plan
-from tests.sitefixtures import publishable_campaign, report_address
+from tests.sitefixtures import publishable_campaign, rendered_page, report_address
 
 FORMULA_CASES = (
     '=HYPERLINK("http://x","y")',
@@ -266,23 +266,13 @@ def test_downloads_are_deterministic(built, tmp_path):
 
 
 def test_data_page_explains_the_csv_escaping(tmp_path):
-    from sitegen.build import build_site
+    from sitegen.build import render_site
 
     project = Path(__file__).resolve().parents[2]
     records = publishable_campaign(tmp_path / "data")
-    build_site(tmp_path / "data", tmp_path / "site", project, version="test")
-    report = tmp_path / "site" / "v" / "test" / "reports" / report_address(records.parent)
-    ja = (report / "data" / "index.html").read_text(encoding="utf-8")
-    en = (
-        tmp_path
-        / "site"
-        / "v"
-        / "test"
-        / "en"
-        / "reports"
-        / report_address(records.parent)
-        / "data"
-    )
-    en_page = (en / "index.html").read_text(encoding="utf-8")
+    rendered = render_site(tmp_path / "data", project)
+    report = f"reports/{report_address(records.parent)}"
+    ja = rendered_page(rendered, f"{report}/data.md")
+    en_page = rendered_page(rendered, f"{report}/data.en.md")
     assert "表計算ソフトが数式として実行しないように" in ja
     assert "so spreadsheets do not run them as formulas" in en_page

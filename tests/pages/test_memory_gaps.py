@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sitegen.build import build_site
+from sitegen.build import render_site
 from sitegen.plan.models import ConditionSpec
 from sitegen.statistics.system import memory_gaps
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, report_address
+from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, report_address
 
 
 def test_memory_gaps_name_the_reason():
@@ -32,9 +32,8 @@ def test_a_campaign_without_memory_figures_says_so_instead_of_an_empty_table(tmp
         record["peak_memory"] = []
 
     slug = report_address(publishable_campaign(tmp_path / "data", mutate=no_memory).parent)
-    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
-    for prefix, words in (("", "メモリは未測定です"), ("en/", "memory not measured")):
-        page = tmp_path / "site" / "v" / "v1" / prefix / "reports" / slug / "speed" / "index.html"
-        html = page.read_text(encoding="utf-8")
+    rendered = render_site(tmp_path / "data", PROJECT)
+    for suffix, words in (("", "メモリは未測定です"), (".en", "memory not measured")):
+        html = rendered_page(rendered, f"reports/{slug}/speed{suffix}.md")
         assert "sg-memory-table" not in html
         assert html.count(words) == 2  # both conditions

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.build import build_site
+from sitegen.build import render_site
 from sitegen.errors import DataError
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign
+from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, rendered_reports
 
 
 def test_the_report_address_is_the_plan_name(tmp_path):
     campaign = publishable_campaign(tmp_path / "data", make_plan(name="h100-mtp")).parent
-    build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
-    reports = tmp_path / "site" / "v" / "v1" / "reports"
-    assert [p.name for p in reports.iterdir()] == ["h100-mtp"]
-    method = (reports / "h100-mtp" / "method" / "index.html").read_text(encoding="utf-8")
+    rendered = render_site(tmp_path / "data", PROJECT)
+    assert rendered_reports(rendered) == {"h100-mtp"}
+    method = rendered_page(rendered, "reports/h100-mtp/method.md")
     assert campaign.name.rsplit("-", 1)[1] in method  # the plan hash stays on the method page
 
 
@@ -24,11 +23,8 @@ def test_two_published_campaigns_with_one_plan_name_are_refused_naming_both(tmp_
     first = publishable_campaign(tmp_path / "data", make_plan(repetitions=2)).parent
     second = publishable_campaign(tmp_path / "data", make_plan(repetitions=3)).parent
     with pytest.raises(DataError) as caught:
-        build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1")
+        render_site(tmp_path / "data", PROJECT)
     message = str(caught.value)
     assert first.name in message and second.name in message and "reports/unit/" in message
-    assert not (tmp_path / "site").exists()
     (first / "annotations.yaml").write_text("publish: false\n", encoding="utf-8")
-    assert build_site(tmp_path / "data", tmp_path / "site", PROJECT, version="v1").outcome == (
-        "published"
-    )
+    assert rendered_reports(render_site(tmp_path / "data", PROJECT)) == {"unit"}

@@ -61,6 +61,7 @@ def pages(tmp_path_factory) -> dict[str, str]:
     return found | {str(path): path.read_text(encoding="utf-8") for path in published}
 
 
+@pytest.mark.slow  # reads published pages
 def test_pages_read_as_html_parser_reads_them(pages):
     assert len(pages) > 40
     claims = 0
