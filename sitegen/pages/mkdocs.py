@@ -61,6 +61,32 @@ PLOTLY_BUNDLE = "js/plotly-basic-4.1.1.min.js"
 """plotly.js partial bundle (scatter, bar, pie) under the packaged ``theme/assets/shared/``; served once
 at the site root. Its name carries the version: published versions keep the one they use."""
 
+SEARCH_LANGUAGES = ("ja", "en")
+"""The languages of the search index (material's ``search.lang``)."""
+LUNR_FOLDER = "assets/javascripts/lunr/"
+"""Where material keeps the lunr scripts its search worker may load."""
+
+
+def search_scripts(languages: tuple[str, ...]) -> frozenset[str]:
+    """The lunr scripts material's search worker loads for ``languages`` (as its worker
+    decides): a segmenter for Japanese (``tinyseg.js``) and for Thai and Hindi
+    (``wordcut.js``), one script per language but English, the glue for more than one
+    language, and the stemmer support whenever it loads any of those."""
+    names = []
+    for language in languages:
+        if language == "ja":
+            names.append("tinyseg.js")
+        if language in ("th", "hi"):
+            names.append("wordcut.js")
+        if language != "en":
+            names.append(f"min/lunr.{language}.min.js")
+    if len(languages) > 1:
+        names.append("min/lunr.multi.min.js")
+    if names:
+        names.append("min/lunr.stemmer.support.min.js")
+    return frozenset(LUNR_FOLDER + name for name in names)
+
+
 BUILD_CONFIG: dict[str, Any] = {
     "use_directory_urls": True,
     "theme": {
@@ -84,7 +110,7 @@ BUILD_CONFIG: dict[str, Any] = {
         # per build.
         {
             "search": {
-                "lang": ["ja", "en"],
+                "lang": list(SEARCH_LANGUAGES),
                 "separator": "[\\s\\-\u3000、。，．]+",
                 "pipeline": ["stopWordFilter"],
             }
@@ -383,7 +409,9 @@ def _theme_files(files: Any, env: Any, config: Any) -> None:
     """mkdocs' ``Files.add_files_from_theme`` with the theme's files listed once per
     process: mkdocs walks every theme folder (material's holds some 14,000 icons) for each
     language of every build, and the packaged theme does not change while sitegen runs.
-    The same files are added as mkdocs adds them: those the docs tree has no file for."""
+    The same files are added as mkdocs adds them (those the docs tree has no file for),
+    but for the lunr scripts the search never loads: some 880 KB (Thai's segmenter alone
+    is 680 KB), a quarter of a small site."""
     from mkdocs import utils
     from mkdocs.structure.files import File, Files
 
@@ -397,7 +425,10 @@ def _theme_files(files: Any, env: Any, config: Any) -> None:
         listed = Files([])
         _ADD_FILES_FROM_THEME(listed, _WithoutDotFolders.of(env), config)
         found = _THEME_FILES[key] = [(f.src_uri, f.src_dir) for f in listed]
+    loaded = search_scripts(SEARCH_LANGUAGES)
     for path, directory in found:
+        if path.startswith(LUNR_FOLDER) and path not in loaded:
+            continue
         if files.get_file_from_path(path) is None:
             files.append(File(path, directory, config.site_dir, config.use_directory_urls))
 
