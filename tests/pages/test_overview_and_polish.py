@@ -26,6 +26,7 @@ from tests.sitefixtures import (
     hostile_plan,
     project_page,
     publishable_campaign,
+    rendered_page,
     report_address,
     sweep_plan,
     unmarked,
@@ -58,18 +59,13 @@ def site(data):
     rendered.scratch.cleanup()
 
 
-def _page(site, path: str) -> str:
-    body = site[0].docs[path]
-    return body.decode("utf-8") if isinstance(body, bytes) else body.read_text()
-
-
 def _text(html: str) -> str:
     return read_page(html).text
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_overview_row_is_a_claim_with_its_caveats(site, lang):
-    html = _page(site, "index.md" if lang == "ja" else "index.en.md")
+    html = rendered_page(site[0], "index.md" if lang == "ja" else "index.en.md")
     facts = read_page(html)
     rows = [c for c in facts.claims if c.attrs.get("data-report")]
     assert {c.attrs["data-report"] for c in rows} == {site[1], "second"}
@@ -86,7 +82,7 @@ def test_every_overview_row_is_a_claim_with_its_caveats(site, lang):
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_each_row_counts_the_trials_of_its_own_comparison(site, lang):
     t = load_catalogs(PROJECT)[lang].t
-    home = _page(site, "index.md" if lang == "ja" else "index.en.md")
+    home = rendered_page(site[0], "index.md" if lang == "ja" else "index.en.md")
     report = next(r for r in site[0].reports if r.slug == site[1])
     for headline in report.headline:
         trials = int(headline.baseline["n"]) + int(headline.treatment["n"])
@@ -100,7 +96,7 @@ def test_the_overview_page_in_both_languages_and_the_navigation(site, tmp_path):
         ("ja", "overview/index.md", "../"),
         ("en", "overview/index.en.md", "../"),
     ):
-        html = _page(site, path)
+        html = rendered_page(site[0], path)
         reports = {
             c.attrs["data-report"] for c in read_page(html).claims if "data-report" in c.attrs
         }
@@ -161,12 +157,12 @@ def test_memory_in_gib_with_the_declared_headroom(site, lang):
     t = load_catalogs(PROJECT)[lang].t
     headroom = t("beside.memory_limit", limit=f"{HEADROOM_MIB / 1024:,.2f}")
     suffix = "" if lang == "ja" else ".en"
-    summary = _page(site, f"reports/{site[1]}/index{suffix}.md")
-    speed = _page(site, f"reports/{site[1]}/speed{suffix}.md")
+    summary = rendered_page(site[0], f"reports/{site[1]}/index{suffix}.md")
+    speed = rendered_page(site[0], f"reports/{site[1]}/speed{suffix}.md")
     assert headroom in summary and headroom in speed
     for page in (summary, speed):
         assert "MiB" not in _text(page) and "max_device_memory_mib" not in _text(page)
-    home = _page(site, f"index{suffix}.md")
+    home = rendered_page(site[0], f"index{suffix}.md")
     assert t("overview.headroom", limit=f"{HEADROOM_MIB / 1024:,.2f}") in home
 
 
@@ -244,9 +240,9 @@ def test_every_figure_on_every_page_is_in_a_formatter_style(rich_site, lang):
     ]
     assert len(pages) >= 18
     for name in pages:
-        assert stray_figures(_page(site, name)) == [], name
+        assert stray_figures(rendered_page(site[0], name)) == [], name
     # Sanity: the pages do print counts over 10,000 and percentages, separated and attached.
-    every = " ".join(_text(_page(site, name)) for name in pages)
+    every = " ".join(_text(rendered_page(site[0], name)) for name in pages)
     assert re.search(r"\d{1,3},\d{3}", every) and re.search(r"\d%", every)
 
 
@@ -265,7 +261,7 @@ def test_no_internal_names_on_any_page(site, lang):
     pages = [n for n in site[0].docs if n.endswith(suffix) and (lang == "en" or ".en." not in n)]
     assert len(pages) >= 8
     for name in pages:
-        html = _page(site, name)
+        html = rendered_page(site[0], name)
         if name.split("/")[-1].startswith("data"):
             # The data dictionary documents the record's fields by name (collapsed).
             html = re.sub(r'<details class="sg-dictionary">.*?</details>', "", html, flags=re.S)
@@ -284,7 +280,7 @@ def test_every_rule_claim_kind_has_a_name_in_both_languages():
 
 
 def test_long_method_tables_are_collapsed_with_their_caveats_outside(site):
-    method = _page(site, f"reports/{site[1]}/method.en.md")
+    method = rendered_page(site[0], f"reports/{site[1]}/method.en.md")
     assert method.count('<details class="sg-system">') == 2
     assert '<details class="sg-rules">' in method
     facts = read_page(method)
