@@ -52,7 +52,7 @@ SLOW_FIXTURES = frozenset(
     {"server_url", "ngram_server_url", "browser", "published", "machine_site"}
 )
 """Fixtures that start a real llama.cpp server or Chromium, or publish a site."""
-_IN_SLOW_TEST = [False]
+_in_slow_test = False
 """Whether the test this process runs now (fixtures included) is marked slow."""
 
 
@@ -64,7 +64,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     os.environ["XDG_CONFIG_HOME"] = home
     os.environ.pop(KEY_ENV, None)
-    _publishing_only_in_slow_tests()
 
 
 def _publishing_only_in_slow_tests() -> None:
@@ -78,7 +77,7 @@ def _publishing_only_in_slow_tests() -> None:
     render_version = site.render_version
 
     def render_version_in_a_slow_test(*args, **kwargs):
-        if not _IN_SLOW_TEST[0]:
+        if not _in_slow_test:
             pytest.fail(
                 "this test publishes a site through mkdocs: mark it slow "
                 "(@pytest.mark.slow), or check the pages render_site rendered",
@@ -91,7 +90,8 @@ def _publishing_only_in_slow_tests() -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    _IN_SLOW_TEST[0] = item.get_closest_marker("slow") is not None
+    global _in_slow_test
+    _in_slow_test = item.get_closest_marker("slow") is not None
 
 
 MAX_WORKERS = 8
@@ -131,6 +131,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # What was imported and collected lives to the end: kept out of the garbage collector's
     # full passes, which walked some 250,000 objects each (4 s of a worker's 110 s).
     gc.freeze()
+    # Here, not at configure: xdist's controller collects nothing and runs no test, so it
+    # need not import the renderer.
+    _publishing_only_in_slow_tests()
 
 
 def make_plan(**overrides) -> Plan:
