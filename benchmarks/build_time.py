@@ -17,6 +17,14 @@ file's texts, some 5 KB a record here).
 
 Run: ``.venv/bin/python benchmarks/build_time.py [--scale 1 10 100] [--keep DIR]``
 (×100 takes about half an hour to measure the first time; ``--keep`` reuses the data).
+
+Side by side with another commit (these machines' speed drifts by a factor of two within
+an hour, so a time is compared only with one measured beside it):
+``--against CHECKOUT [--rounds N]`` alternates cold ×1 builds of that checkout (its own
+benchmark script, data and project, run with ``PYTHONPATH=CHECKOUT``) with this one's, N
+rounds, and prints each round's times and the ratio of the medians, e.g.
+``git worktree add /tmp/baseline 4f89560`` (main when the build-time targets were set:
+cold ×1 then took 7.1–7.4 s; the 3.5 s target is half that).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import argparse
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -224,6 +233,10 @@ def main() -> int:
     parser.add_argument(
         "--keep", type=Path, help="keep data and sites in this directory (its data is reused)"
     )
+    parser.add_argument(
+        "--against", type=Path, help="a checkout of another commit: cold ×1 builds side by side"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="side-by-side rounds (--against)")
     parser.add_argument("--child-build", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--child-resume", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -237,6 +250,9 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs; work directory {root}")
     rows = []
     try:
+        if args.against:
+            side_by_side(args.against.resolve(), root, args.rounds)
+            return 0
         for scale in args.scale:
             data_dir, site_dir = root / f"data-x{scale}", root / f"site-x{scale}"
             remove_site(site_dir)
@@ -272,6 +288,38 @@ def main() -> int:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def side_by_side(checkout: Path, root: Path, rounds: int) -> None:
+    """Cold ×1 builds of ``checkout`` and of this tree, alternately, each on its own data
+    (the checkout's benchmark makes its data with its own code)."""
+    script = checkout / "benchmarks" / Path(__file__).name
+    other_env = {**os.environ, "PYTHONPATH": str(checkout)}
+    other_data, other_site = root / "against" / "data-x1", root / "against" / "site-x1"
+    if not other_data.is_dir():
+        command = [sys.executable, script, "--scale", "1", "--keep", other_data.parent]
+        subprocess.run(command, check=True, capture_output=True, env=other_env, cwd=checkout)
+    data_dir, site_dir = root / "data-x1", root / "site-x1"
+    if not data_dir.is_dir():
+        synthesize(data_dir, 1)
+    times: dict[str, list[float]] = {"against": [], "this": []}
+    for round_number in range(1, rounds + 1):
+        remove_site(other_site)
+        command = [sys.executable, script, "--child-build", other_data, other_site]
+        started = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True, env=other_env, cwd=checkout)
+        times["against"].append(time.perf_counter() - started)
+        remove_site(site_dir)
+        times["this"].append(timed_build(data_dir, site_dir)[0])
+        print(
+            f"round {round_number}: {checkout.name} {times['against'][-1]:.2f} s, "
+            f"this tree {times['this'][-1]:.2f} s"
+        )
+    against, this = (statistics.median(t) for t in times.values())
+    print(
+        f"cold ×1, medians of {rounds} rounds: {checkout.name} {against:.2f} s, this tree "
+        f"{this:.2f} s: {this / against:.2f}× (target: half, ≤ 0.50×)"
+    )
 
 
 def _table(rows: list[tuple[int, int, float, float, float, float]]) -> str:

@@ -12,7 +12,7 @@ import html
 import inspect
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -167,7 +167,7 @@ class Directives:
         catalog: Catalog,
         report: Report | None,
         reports: list[Report],
-        download_files: list[DownloadFile] = (),
+        download_files: Sequence[DownloadFile] | Callable[[], Sequence[DownloadFile]] = (),
         site_root: str = "",
         comparison: CrossCampaign | None = None,
         report_pages: tuple[str, ...] = (),
@@ -183,7 +183,7 @@ class Directives:
         self.catalog = catalog
         self.report = report
         self.reports = reports
-        self.download_files = list(download_files)
+        self._download_files = download_files
         self.site_root = site_root
         """Relative path from the page to the site root, e.g. ``../../../``."""
         self.extra_files: dict[str, bytes] = {}
@@ -209,6 +209,13 @@ class Directives:
         self.printed_figures = {} if printed_figures is None else printed_figures
         """Each report's figures as printed (``report_figures``) by its name, made on first
         use (shared by the pages of every report and language: figures print alike)."""
+
+    @property
+    def download_files(self) -> list[DownloadFile]:
+        """The report's downloads. Given as a function where they are being written while
+        the pages render: the first page that lists them waits for them."""
+        files = self._download_files
+        return list(files() if callable(files) else files)
 
     def functions(self) -> dict[str, Callable[..., Markup | str | bool]]:
         """Every public method: what content templates can call."""

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from sitegen.errors import StorageError
 from sitegen.pages.safe_json import script_json
 from sitegen.plan.io import canonical_plan_json
 from sitegen.records.layout import MANIFEST_FILE
@@ -371,3 +372,25 @@ def write_answer_shards(report: Report, scratch: Path) -> list[Path]:
             path.write_bytes(script_json(page).encode("utf-8"))
             shards.append(path)
     return shards
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """What a report publishes beside its pages, written into the build's scratch folder."""
+
+    downloads: list[DownloadFile]
+    """``make_downloads``'s files."""
+    answer_shards: list[Path]
+    """``write_answer_shards``'s pages, in order."""
+
+
+def write_report_files(report: Report, scratch: Path, signer: Signer | None = None) -> ReportFiles:
+    """A report's downloads (``scratch/downloads``) and answer pages (``scratch/answers``);
+    a full or read-only temporary folder is one ``StorageError`` naming it."""
+    try:
+        return ReportFiles(
+            make_downloads(report, scratch / "downloads", signer),
+            write_answer_shards(report, scratch / "answers"),
+        )
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "write the downloads into", scratch) from exc

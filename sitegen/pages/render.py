@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 
 import jinja2
 
 from sitegen.errors import DataError, Issue
+from sitegen.forked import ForkedCall
 from sitegen.pages.content import (
     DirectiveCalls,
     content_environment,
@@ -16,7 +18,7 @@ from sitegen.pages.content import (
     render_prose,
 )
 from sitegen.pages.directives import Directives, Quote, html_environment
-from sitegen.pages.downloads import DownloadFile, make_downloads, write_answer_shards
+from sitegen.pages.downloads import DownloadFile, ReportFiles, write_report_files
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
@@ -154,7 +156,8 @@ def render_docs(
     partials = html_environment(str(packaged_theme() / "partials"))
     docs: Docs = {}
     issues: list[Issue] = []
-    collect_each_page = sum(len(r.campaign) for r in reports) >= COLLECT_EACH_PAGE_RECORDS
+    records = sum(len(report.campaign) for report in reports)
+    collect_each_page = records >= COLLECT_EACH_PAGE_RECORDS
     printed_figures: dict[str, dict[str, str]] = {}
 
     def render(template_name: str, directives: Directives) -> str | None:
@@ -169,96 +172,113 @@ def render_docs(
         return text
 
     issues.extend(check_content_languages(project_dir / "content"))
-    downloads = {
-        report.slug: make_downloads(report, scratch / report.slug / "downloads", signer)
-        for report in reports
-    }
-    imported_downloads = {
-        report.slug: make_imported_downloads(report.campaign, scrub) for report in imported
-    }
-    for lang in LANGUAGES:
-        catalog = catalogs[lang]
-        home = render(
-            f"{lang}/index.md",
-            Directives(
-                partials, catalog, None, reports, sources=sources, imported_reports=imported
-            ),
-        )
-        if home is not None:
-            docs[page_name("index", lang)] = home.encode("utf-8")
-        overview = render(
-            f"{lang}/{OVERVIEW_TEMPLATE}",
-            Directives(
-                partials,
-                catalog,
-                None,
-                reports,
-                site_root=_overview_root(lang),
-                sources=sources,
-                imported_reports=imported,
-                language_home="../",
-            ),
-        )
-        if overview is not None:
-            docs[overview_page(lang)] = overview.encode("utf-8")
-        for comparison in comparisons:
+    with ForkedCall(
+        partial(_write_reports_files, reports, scratch, signer),
+        fork=records < WRITE_BESIDE_BELOW_RECORDS,
+    ) as writing:
+        report_files = cache(writing.result)
+        imported_downloads = {
+            report.slug: make_imported_downloads(report.campaign, scrub) for report in imported
+        }
+        quoted: dict[tuple[str, str], list[Quote]] = {}
+
+        def render_report_page(report: Report, page: str, lang: str) -> None:
             directives = Directives(
                 partials,
-                catalog,
-                None,
+                catalogs[lang],
+                report,
                 reports,
-                site_root=_comparison_root(lang),
-                comparison=comparison,
+                lambda: report_files()[report.slug].downloads,
+                site_root=_site_root(page, lang),
+                report_pages=report_pages(report),
                 sources=sources,
+                quoted=quoted.setdefault((lang, report.slug), []),
+                page=page,
+                printed_figures=printed_figures,
             )
-            text = render(f"{lang}/{COMPARISON_TEMPLATE}", directives)
+            text = render(f"{lang}/report/{page}.md", directives)
             if text is not None:
-                docs[comparison_page(comparison, lang)] = text.encode("utf-8")
-        for report in reports:
-            quoted: list[Quote] = []
-            # The method page lists every literal of the report's pages: it renders last.
-            for page in sorted(report_pages(report), key=lambda page: page == "method"):
+                docs[f"reports/{report.slug}/{page_name(page, lang)}"] = text.encode("utf-8")
+                docs.update(directives.extra_files)
+
+        for lang in LANGUAGES:
+            catalog = catalogs[lang]
+            home = render(
+                f"{lang}/index.md",
+                Directives(
+                    partials,
+                    catalog,
+                    None,
+                    reports,
+                    sources=sources,
+                    imported_reports=imported,
+                ),
+            )
+            if home is not None:
+                docs[page_name("index", lang)] = home.encode("utf-8")
+            overview = render(
+                f"{lang}/{OVERVIEW_TEMPLATE}",
+                Directives(
+                    partials,
+                    catalog,
+                    None,
+                    reports,
+                    site_root=_overview_root(lang),
+                    sources=sources,
+                    imported_reports=imported,
+                    language_home="../",
+                ),
+            )
+            if overview is not None:
+                docs[overview_page(lang)] = overview.encode("utf-8")
+            for comparison in comparisons:
                 directives = Directives(
                     partials,
                     catalog,
-                    report,
+                    None,
                     reports,
-                    downloads[report.slug],
-                    site_root=_site_root(page, lang),
-                    report_pages=report_pages(report),
+                    site_root=_comparison_root(lang),
+                    comparison=comparison,
                     sources=sources,
-                    quoted=quoted,
-                    page=page,
-                    printed_figures=printed_figures,
                 )
-                text = render(f"{lang}/report/{page}.md", directives)
+                text = render(f"{lang}/{COMPARISON_TEMPLATE}", directives)
                 if text is not None:
-                    path = f"reports/{report.slug}/{page_name(page, lang)}"
-                    docs[path] = text.encode("utf-8")
-                    docs.update(directives.extra_files)
-        for report in imported:
-            directives = Directives(
-                partials,
-                catalog,
-                None,
-                reports,
-                imported_downloads[report.slug],
-                site_root=_site_root("index", lang),
-                sources=sources,
-                imported=report,
-            )
-            text = render(f"{lang}/{IMPORTED_TEMPLATE}", directives)
-            if text is not None:
-                docs[imported_page(report, lang)] = text.encode("utf-8")
-    issues.extend(check_rendered(docs, reports, comparisons, imported))
-    if issues:
-        raise DataError(issues)
-    for report in reports:
-        for file in downloads[report.slug]:
-            docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
-        shards = write_answer_shards(report, scratch / report.slug / "answers")
-        for index, shard in enumerate(shards):
-            docs[f"reports/{report.slug}/answers/{index}.json"] = shard
+                    docs[comparison_page(comparison, lang)] = text.encode("utf-8")
+            for report in reports:
+                for page in report_pages(report):
+                    if page not in RENDERED_LAST:
+                        render_report_page(report, page, lang)
+            for report in imported:
+                directives = Directives(
+                    partials,
+                    catalog,
+                    None,
+                    reports,
+                    imported_downloads[report.slug],
+                    site_root=_site_root("index", lang),
+                    sources=sources,
+                    imported=report,
+                )
+                text = render(f"{lang}/{IMPORTED_TEMPLATE}", directives)
+                if text is not None:
+                    docs[imported_page(report, lang)] = text.encode("utf-8")
+        # The pages that list the downloads wait for them (the other pages of both
+        # languages were rendered while they were written); the method page lists every
+        # literal of its report's pages, so it comes after them all.
+        for lang in LANGUAGES:
+            for report in reports:
+                for page in RENDERED_LAST:
+                    if page in report_pages(report):
+                        render_report_page(report, page, lang)
+        issues.extend(check_rendered(docs, reports, comparisons, imported))
+        if issues:
+            raise DataError(issues)
+        for report in reports:
+            files = report_files()[report.slug]
+            for file in files.downloads:
+                docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
+            for index, shard in enumerate(files.answer_shards):
+                docs[f"reports/{report.slug}/answers/{index}.json"] = shard
     for report in imported:
         for file in imported_downloads[report.slug]:
             docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
@@ -268,6 +288,26 @@ def render_docs(
     if key is not None:
         docs[PUBLIC_KEY_FILE] = public_key_line(key).encode()
     return docs
+
+
+RENDERED_LAST = ("data", "method")
+"""Report pages rendered after every other page: the data page lists the downloads, which
+are written meanwhile; the method page lists every literal of its report's pages."""
+
+WRITE_BESIDE_BELOW_RECORDS = 10_000
+"""Campaigns with fewer records in all have their downloads written in a forked process
+while the pages render (on two cores most of their time is then hidden). Larger ones write
+them in the build's own process: there memory, not time, is the limit, and a child doing
+the writing would add its working memory to the build's."""
+
+
+def _write_reports_files(
+    reports: list[Report], scratch: Path, signer: Signer | None
+) -> dict[str, ReportFiles]:
+    """Every report's downloads and answer pages, by report folder name."""
+    return {
+        report.slug: write_report_files(report, scratch / report.slug, signer) for report in reports
+    }
 
 
 def render_page(

@@ -1,0 +1,101 @@
+"""Work done on the other CPU while the caller goes on: a forked child computes one value
+and hands it back pickled, or the error it raised.
+
+A build writes its downloads this way while it renders its pages (``pages.render``). The
+child is a copy of the parent at the fork, so the work reads whatever the parent holds
+without pickling it; only its result travels back.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import traceback
+import warnings
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Generic, TypeVar
+
+from sitegen.errors import BuildError, one_line
+
+T = TypeVar("T")
+
+CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
+"""Whether this platform forks (Linux and macOS do; elsewhere the work runs in place)."""
+
+
+class ForkedCall(Generic[T]):
+    """``work()`` running in a forked child from the moment this is made; ``result()``
+    waits for its value and raises its error. Used as a context manager, leaving the
+    block stops a child whose result was never asked for. With ``fork`` false, or where
+    the platform cannot fork, ``work`` runs in this process when its result is asked for."""
+
+    def __init__(self, work: Callable[[], T], fork: bool = True) -> None:
+        self._work = work
+        self._process: multiprocessing.process.BaseProcess | None = None
+        if not (fork and CAN_FORK):
+            return
+        context = multiprocessing.get_context("fork")
+        self._receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(target=_run_child, args=(work, send), daemon=True)
+        with warnings.catch_warnings():
+            # Python 3.12+ warns about forking with threads running; the only ones here
+            # are native pools (OpenBLAS, jemalloc's background thread) that prepare
+            # themselves for a fork, and the child runs no code of theirs that waits.
+            warnings.filterwarnings("ignore", "This process .* is multi-threaded")
+            self._process.start()
+        send.close()
+
+    def result(self) -> T:
+        if self._process is None:
+            return self._work()
+        try:
+            kind, value = self._receive.recv()
+        except EOFError:
+            self._process.join()
+            raise BuildError(
+                "the process writing beside the build stopped before it finished "
+                f"(exit code {self._process.exitcode}); run the build again"
+            ) from None
+        finally:
+            self._receive.close()
+        self._process.join()
+        if kind == "error":
+            raise value
+        return value
+
+    def close(self) -> None:
+        """Stop the child if it still runs (its result was not asked for)."""
+        if self._process is not None and self._process.is_alive():
+            self._process.terminate()
+            self._process.join()
+
+    def __enter__(self) -> ForkedCall[T]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _run_child(work: Callable[[], object], send: Connection) -> None:
+    try:
+        outcome: tuple[str, object] = ("value", work())
+    except BaseException as exc:  # every error goes back to the parent, which raises it
+        exc.add_note("in the forked process:\n" + "".join(traceback.format_exception(exc)))
+        outcome = ("error", _rebuildable(exc))
+    try:
+        send.send(outcome)
+    except Exception as exc:  # a value that cannot be pickled
+        send.send(("error", BuildError(f"{type(exc).__name__}: {one_line(exc)}")))
+    send.close()
+
+
+def _rebuildable(exc: BaseException) -> BaseException:
+    """``exc``, or a ``BuildError`` saying it where ``exc`` cannot be rebuilt from its
+    pickle (an exception whose constructor takes other arguments than its message would
+    otherwise fail in the parent, far from its cause)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return BuildError(f"{type(exc).__name__}: {one_line(exc)}")
+    return exc
