@@ -324,7 +324,10 @@ def build_site(
         # collection frees.
         gc.collect()
         release_freed_memory()
-    outcome = publish(publication, label, data_epoch, marker, project_dir, site_dir)
+    try:
+        outcome = publish(publication, label, data_epoch, marker, project_dir, site_dir)
+    finally:
+        publication.scratch.cleanup()
     return BuildResult(site_dir, label, outcome, marker.campaigns, marker.records)
 
 

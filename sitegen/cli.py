@@ -8,9 +8,11 @@ imported inside the commands.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 from sitegen.errors import ConfigError, SitegenError, UsageError
 
@@ -277,6 +279,7 @@ def _check(args: argparse.Namespace) -> None:
     from sitegen.build import render_site
 
     checked = render_site(args.data, args.project.resolve(), args.skip)
+    checked.scratch.cleanup()  # nothing is written: the downloads were made to be checked
     pages = sum(1 for path in checked.docs if path.endswith(".md"))
     print(
         f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
@@ -456,7 +459,9 @@ def installed_version() -> str:
         return "unknown (not installed)"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
+    """Run one command; its exit status. ``exit_at_once`` (the console command): after a
+    build or check, end the process at once (``exit_without_teardown``)."""
     parser = argparse.ArgumentParser(prog="sitegen", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     parser.add_argument(
@@ -630,8 +635,26 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if exit_at_once and args.func in (_build, _check):
+        exit_without_teardown(code or EXIT_OK)
     return code or EXIT_OK
 
 
+def exit_without_teardown(code: int) -> NoReturn:
+    """End the process once its output is flushed, without Python freeing each of its
+    objects: after a build that teardown of pandas', mkdocs' and pydantic's objects takes
+    some 0.4 s, a tenth of a small build (mypy's fast exit does the same). Only after
+    commands that leave no thread, child process or temporary file behind (the exit
+    handlers this skips would have nothing to do)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def run() -> NoReturn:
+    """The ``sitegen`` console command."""
+    sys.exit(main(exit_at_once=True))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

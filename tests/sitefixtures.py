@@ -21,7 +21,7 @@ import string
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
@@ -373,9 +373,20 @@ def rendering_once(render_site: Callable[..., Any]) -> Callable[..., Any]:
         key += signer.fingerprint if signer is not None else ""
         if key not in _RENDERED:
             _RENDERED[key] = render_site(data_dir, project_dir, skip, signer)
-        return _RENDERED[key]
+        # A build removes its rendering's scratch folder once published: this one is kept.
+        return replace(_RENDERED[key], scratch=_KeptFolder(_RENDERED[key].scratch.name))
 
     return rendered_once
+
+
+@dataclass(frozen=True)
+class _KeptFolder:
+    """A reused rendering's scratch folder: its cleanup leaves it for the next build."""
+
+    name: str
+
+    def cleanup(self) -> None:
+        pass
 
 
 @contextmanager

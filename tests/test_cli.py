@@ -4,6 +4,9 @@ dictionary."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -134,3 +137,25 @@ def test_check_warns_for_each_observation_without_a_figure(tmp_path, capsys):
         "on vs off on input short: fewer than 2 trials with a generation rate on a side" in w
         for w in warnings
     )
+
+
+def test_the_console_command_ends_at_once_after_a_check_with_its_output_flushed(tmp_path):
+    # ``python -m sitegen`` ends a check without Python's teardown (os._exit): what it
+    # printed into a pipe still arrives, and its scratch folder is gone.
+    from sitegen.build import SCRATCH_PREFIX
+    from tests.sitefixtures import PROJECT, publishable_campaign
+
+    publishable_campaign(tmp_path / "data")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    command = [sys.executable, "-m", "sitegen", "check", "--data", str(tmp_path / "data")]
+    result = subprocess.run(
+        [*command, "--project", str(PROJECT)],
+        capture_output=True,
+        text=True,
+        # Output into a pipe is buffered, unless the environment says otherwise.
+        env={**os.environ, "TMPDIR": str(temporary), "PYTHONUNBUFFERED": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ok: 1 campaign(s), 14 records")
+    assert not list(temporary.glob(f"{SCRATCH_PREFIX}*"))
