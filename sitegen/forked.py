@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import sys
 import traceback
 import warnings
 from collections.abc import Callable
+from contextlib import suppress
 from multiprocessing.connection import Connection
 from typing import Generic, TypeVar
 
@@ -20,8 +22,10 @@ from sitegen.errors import BuildError, one_line
 
 T = TypeVar("T")
 
-CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
-"""Whether this platform forks (Linux and macOS do; elsewhere the work runs in place)."""
+CAN_FORK = sys.platform == "linux"
+"""Whether work is forked: on Linux. macOS forks, but its system libraries are not safe to
+use in a forked child (Python starts processes there by spawning them); elsewhere, and
+there, the work runs in place."""
 
 
 class ForkedCall(Generic[T]):
@@ -37,7 +41,9 @@ class ForkedCall(Generic[T]):
             return
         context = multiprocessing.get_context("fork")
         self._receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(target=_run_child, args=(work, send), daemon=True)
+        self._process = context.Process(
+            target=_run_child, args=(work, send, self._receive), daemon=True
+        )
         with warnings.catch_warnings():
             # Python 3.12+ warns about forking with threads running; the only ones here
             # are native pools (OpenBLAS, jemalloc's background thread) that prepare
@@ -77,7 +83,10 @@ class ForkedCall(Generic[T]):
         self.close()
 
 
-def _run_child(work: Callable[[], object], send: Connection) -> None:
+def _run_child(work: Callable[[], object], send: Connection, parents_end: Connection) -> None:
+    # Only the parent reads: with it gone, sending fails instead of waiting forever for
+    # room in the pipe.
+    parents_end.close()
     try:
         outcome: tuple[str, object] = ("value", work())
     except BaseException as exc:  # every error goes back to the parent, which raises it
@@ -85,8 +94,11 @@ def _run_child(work: Callable[[], object], send: Connection) -> None:
         outcome = ("error", _rebuildable(exc))
     try:
         send.send(outcome)
+    except OSError:  # the parent is gone (killed): nobody to tell
+        return
     except Exception as exc:  # a value that cannot be pickled
-        send.send(("error", BuildError(f"{type(exc).__name__}: {one_line(exc)}")))
+        with suppress(OSError):
+            send.send(("error", BuildError(f"{type(exc).__name__}: {one_line(exc)}")))
     send.close()
 
 

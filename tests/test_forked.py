@@ -62,3 +62,23 @@ def test_without_fork_the_work_runs_in_this_process_when_its_result_is_asked_for
         assert ran == []
         assert call.result() == "done"
     assert ran == [os.getpid()]
+
+
+def test_a_child_whose_parent_is_gone_ends_quietly():
+    # The parent's end of the pipe closed (the build was killed): the child's report, more
+    # than the pipe holds, cannot be sent, and it ends at once without a traceback. Its
+    # output is read to the end, which comes when the child has ended too.
+    import subprocess
+    import sys
+
+    script = (
+        "import os, time\n"
+        "from sitegen.forked import ForkedCall\n"
+        "call = ForkedCall(lambda: time.sleep(0.5) or 'x' * 1_000_000)\n"
+        "call._receive.close()\n"
+        "os._exit(0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=20
+    )
+    assert result.returncode == 0 and result.stderr == ""
