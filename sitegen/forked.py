@@ -32,10 +32,14 @@ class ForkedCall(Generic[T]):
     """``work()`` running in a forked child from the moment this is made; ``result()``
     waits for its value and raises its error. Used as a context manager, leaving the
     block stops a child whose result was never asked for. With ``fork`` false, or where
-    the platform cannot fork, ``work`` runs in this process when its result is asked for."""
+    the platform cannot fork, ``work`` runs in this process when its result is asked for.
+    ``name``: the child as an error names it when it dies without a result."""
 
-    def __init__(self, work: Callable[[], T], fork: bool = True) -> None:
+    def __init__(
+        self, work: Callable[[], T], fork: bool = True, name: str = "the forked process"
+    ) -> None:
         self._work = work
+        self._name = name
         self._process: multiprocessing.process.BaseProcess | None = None
         if not (fork and CAN_FORK):
             return
@@ -60,8 +64,8 @@ class ForkedCall(Generic[T]):
         except EOFError:
             self._process.join()
             raise BuildError(
-                "the process writing beside the build stopped before it finished "
-                f"(exit code {self._process.exitcode}); run the build again"
+                f"{self._name} stopped before it finished (exit code "
+                f"{self._process.exitcode}); run the command again"
             ) from None
         finally:
             self._receive.close()
@@ -72,9 +76,12 @@ class ForkedCall(Generic[T]):
 
     def close(self) -> None:
         """Stop the child if it still runs (its result was not asked for)."""
-        if self._process is not None and self._process.is_alive():
+        if self._process is None:
+            return
+        self._receive.close()
+        if self._process.is_alive():
             self._process.terminate()
-            self._process.join()
+        self._process.join()
 
     def __enter__(self) -> ForkedCall[T]:
         return self

@@ -175,6 +175,7 @@ def render_docs(
     with ForkedCall(
         partial(_write_reports_files, reports, scratch, signer),
         fork=records < WRITE_BESIDE_BELOW_RECORDS,
+        name="the process writing the downloads",
     ) as writing:
         report_files = cache(writing.result)
         imported_downloads = {

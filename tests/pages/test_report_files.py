@@ -64,3 +64,14 @@ def test_a_full_temporary_folder_while_writing_downloads_is_one_line(
     assert code == 1 and err.count("\n") == 1, err
     assert err.startswith("error: cannot write the downloads into ")
     assert err.endswith(": No space left on device\n") and not (tmp_path / "site").exists()
+
+
+def test_a_writer_that_dies_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    publishable_campaign(tmp_path / "data")
+    monkeypatch.setattr(render, "write_report_files", lambda *args: os._exit(9))
+    code = main(["check", "--data", str(tmp_path / "data"), "--project", str(PROJECT)])
+    err = capsys.readouterr().err
+    assert code == 1 and err == (
+        "error: the process writing the downloads stopped before it finished (exit code 9); "
+        "run the command again\n"
+    )
