@@ -31,7 +31,9 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 from build_time import SYNTHETIC_ENGINE, register_synthetic_engine, seed_scale_plan, synthesize
@@ -66,7 +68,11 @@ def unchanged_versions(data: Path, work: Path, counts: list[int]) -> list[tuple[
     rendered = render_site(data, PROJECT, (), load_signer(PROJECT))
     rows = []
     started = time.perf_counter()
-    with mock.patch.object(sitegen.build, "render_site", lambda *_args: rendered):
+    # Each build removes its rendering's scratch folder once published: this one is kept.
+    kept = replace(
+        rendered, scratch=SimpleNamespace(name=rendered.scratch.name, cleanup=lambda: None)
+    )
+    with mock.patch.object(sitegen.build, "render_site", lambda *_args: kept):
         for number in range(1, max(counts) + 1):
             build_site(data, site, PROJECT, version=f"v{number}")
             if number in counts:

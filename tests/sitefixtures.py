@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 from unittest import mock
 
@@ -374,19 +375,10 @@ def rendering_once(render_site: Callable[..., Any]) -> Callable[..., Any]:
         if key not in _RENDERED:
             _RENDERED[key] = render_site(data_dir, project_dir, skip, signer)
         # A build removes its rendering's scratch folder once published: this one is kept.
-        return replace(_RENDERED[key], scratch=_KeptFolder(_RENDERED[key].scratch.name))
+        scratch = SimpleNamespace(name=_RENDERED[key].scratch.name, cleanup=lambda: None)
+        return replace(_RENDERED[key], scratch=scratch)
 
     return rendered_once
-
-
-@dataclass(frozen=True)
-class _KeptFolder:
-    """A reused rendering's scratch folder: its cleanup leaves it for the next build."""
-
-    name: str
-
-    def cleanup(self) -> None:
-        pass
 
 
 @contextmanager
