@@ -12,6 +12,7 @@ import pytest
 
 from sitegen.build import render_site
 from sitegen.cli import main
+from sitegen.forked import CAN_FORK
 from sitegen.pages import downloads, render
 from tests.sitefixtures import PROJECT, publishable_campaign
 
@@ -66,6 +67,7 @@ def test_a_full_temporary_folder_while_writing_downloads_is_one_line(
     assert err.endswith(": No space left on device\n") and not (tmp_path / "site").exists()
 
 
+@pytest.mark.skipif(not CAN_FORK, reason="the writer runs in the test's own process")
 def test_a_writer_that_dies_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
     publishable_campaign(tmp_path / "data")
     monkeypatch.setattr(render, "write_report_files", lambda *args: os._exit(9))
