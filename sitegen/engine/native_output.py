@@ -19,6 +19,10 @@ _LOG_PREFIX = re.compile(r"^\d+(?:\.\d+){3} (?P<level>[A-Z]) +")
 """llama.cpp's log prefix: time since start and level (``0.00.005.938 E ``)."""
 _ERROR_WORDS = re.compile(r"error|fail|abort|assert|terminate|exception|cannot|unable", re.I)
 """What marks an error in a line without a level (``GGML_ASSERT(…) failed``)."""
+_CONSEQUENCES = re.compile(r"failed to load model|exiting due to model loading error")
+"""Error lines llama.cpp writes after the cause of a failed load. Its log thread may write
+them late, after the next attempt has begun, or before the cause: they are quoted only
+when no other error line comes."""
 READ_AT_MOST = 1 << 20
 """Bytes of native output read back (a load prints a few KB)."""
 QUOTED_AT_MOST = 300
@@ -29,15 +33,23 @@ WAIT_FOR_ERROR_S = 1.0
 
 def error_line(output: str, last_resort: bool = True) -> str | None:
     """The first line of ``output`` that reports an error (llama.cpp's level ``E``, or a
-    line without a level that reads like one), else (``last_resort``) the last non-empty
-    line, without its log prefix and runs of spaces; ``None`` when there is none."""
+    line without a level that reads like one) other than a failed load's consequences
+    (``_CONSEQUENCES``); else (``last_resort``) the first consequence, else the last
+    non-empty line; without its log prefix and runs of spaces; ``None`` when there is
+    none."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for line in lines:
-        prefix = _LOG_PREFIX.match(line)
-        reports_error = prefix["level"] == "E" if prefix else bool(_ERROR_WORDS.search(line))
-        if reports_error:
-            return _quoted(line)
-    return _quoted(lines[-1]) if lines and last_resort else None
+    errors = [line for line in lines if _reports_error(line)]
+    causes = [line for line in errors if not _CONSEQUENCES.search(line)]
+    if causes:
+        return _quoted(causes[0])
+    if not last_resort or not lines:
+        return None
+    return _quoted(errors[0] if errors else lines[-1])
+
+
+def _reports_error(line: str) -> bool:
+    prefix = _LOG_PREFIX.match(line)
+    return prefix["level"] == "E" if prefix else bool(_ERROR_WORDS.search(line))
 
 
 def _quoted(line: str) -> str:

@@ -42,13 +42,47 @@ CAUSE = "gguf_init_from_reader: invalid magic characters: 'not ', expected 'GGUF
             "#0  syscall () at ../sysdeps/unix/sysv/linux/x86_64/syscall.S:38\n",
             "/src/llama-context.cpp:2529: GGML_ASSERT(n_outputs >= 1) failed",
         ),
+        (
+            # The last attempt's consequence, written late by llama.cpp's log thread.
+            "0.00.006.858 E srv          init: exiting due to model loading error\n" + NOT_GGUF_LOG,
+            CAUSE,
+        ),
+        (
+            "0.00.006.406 E cmn  common_init_: failed to load model 'm.gguf'\n"
+            "0.00.006.858 E srv          init: exiting due to model loading error\n",
+            "cmn common_init_: failed to load model 'm.gguf'",
+        ),
         ("0.00.000.405 I srv  init: initializing ...\n\n", "srv init: initializing ..."),
         ("\n \n", None),
     ],
-    ids=["first error of a log", "an assertion without a level", "no error: the last", "none"],
+    ids=[
+        "first error of a log",
+        "an assertion without a level",
+        "a consequence before the cause",
+        "consequences only: the first",
+        "no error: the last",
+        "none",
+    ],
 )
 def test_the_quoted_line_is_the_first_error(output, line):
     assert error_line(output) == line
+
+
+def test_a_consequence_alone_waits_for_the_cause_the_log_thread_writes_next(tmp_path):
+    import threading
+
+    log = tmp_path / "engine.log"
+    with native_output_to(log):
+        since = NativeOutput()
+        os.write(2, b"0.00.006.858 E srv          init: exiting due to model loading error\n")
+        late = threading.Timer(
+            0.2, os.write, (2, f"0.00.005.938 E {CAUSE}\n".encode())
+        )  # llama.cpp's log thread
+        late.start()
+        try:
+            assert since.error_line() == CAUSE
+        finally:
+            late.join()
 
 
 def test_what_native_code_writes_to_the_engine_log_is_read_back(tmp_path):
