@@ -171,6 +171,12 @@ def render_docs(
             release_freed_memory()
         return text
 
+    def render_to(path: str, template_name: str, directives: Directives) -> None:
+        text = render(template_name, directives)
+        if text is not None:
+            docs[path] = text.encode("utf-8")
+            docs.update(directives.extra_files)
+
     issues.extend(check_content_languages(project_dir / "content"))
     with ForkedCall(
         partial(_write_reports_files, reports, scratch, signer),
@@ -197,14 +203,16 @@ def render_docs(
                 page=page,
                 printed_figures=printed_figures,
             )
-            text = render(f"{lang}/report/{page}.md", directives)
-            if text is not None:
-                docs[f"reports/{report.slug}/{page_name(page, lang)}"] = text.encode("utf-8")
-                docs.update(directives.extra_files)
+            render_to(
+                f"reports/{report.slug}/{page_name(page, lang)}",
+                f"{lang}/report/{page}.md",
+                directives,
+            )
 
         for lang in LANGUAGES:
             catalog = catalogs[lang]
-            home = render(
+            render_to(
+                page_name("index", lang),
                 f"{lang}/index.md",
                 Directives(
                     partials,
@@ -215,9 +223,8 @@ def render_docs(
                     imported_reports=imported,
                 ),
             )
-            if home is not None:
-                docs[page_name("index", lang)] = home.encode("utf-8")
-            overview = render(
+            render_to(
+                overview_page(lang),
                 f"{lang}/{OVERVIEW_TEMPLATE}",
                 Directives(
                     partials,
@@ -230,8 +237,6 @@ def render_docs(
                     language_home="../",
                 ),
             )
-            if overview is not None:
-                docs[overview_page(lang)] = overview.encode("utf-8")
             for comparison in comparisons:
                 directives = Directives(
                     partials,
@@ -242,9 +247,9 @@ def render_docs(
                     comparison=comparison,
                     sources=sources,
                 )
-                text = render(f"{lang}/{COMPARISON_TEMPLATE}", directives)
-                if text is not None:
-                    docs[comparison_page(comparison, lang)] = text.encode("utf-8")
+                render_to(
+                    comparison_page(comparison, lang), f"{lang}/{COMPARISON_TEMPLATE}", directives
+                )
             for report in reports:
                 for page in report_pages(report):
                     if page not in RENDERED_LAST:
@@ -260,9 +265,7 @@ def render_docs(
                     sources=sources,
                     imported=report,
                 )
-                text = render(f"{lang}/{IMPORTED_TEMPLATE}", directives)
-                if text is not None:
-                    docs[imported_page(report, lang)] = text.encode("utf-8")
+                render_to(imported_page(report, lang), f"{lang}/{IMPORTED_TEMPLATE}", directives)
         # The pages that list the downloads wait for them (the other pages of both
         # languages were rendered while they were written); the method page lists every
         # literal of its report's pages, so it comes after them all.
