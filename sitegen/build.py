@@ -79,7 +79,8 @@ class BuildResult:
 @dataclass(frozen=True)
 class RenderedSite:
     """Everything a build writes, validated: pages in memory, files that grow with the
-    records in a scratch directory that lives as long as this object."""
+    records in a scratch directory, removed by ``scratch.cleanup()`` (a build calls it once
+    the site is written) or with this object."""
 
     reports: list[Report]
     catalogs: dict[str, Catalog]
@@ -116,7 +117,7 @@ class Publication:
     docs: Docs
     catalogs: dict[str, Catalog]
     scratch: tempfile.TemporaryDirectory
-    """Kept alive until the site is written: ``docs`` names files in it."""
+    """Removed once the site is written (``build_site``): ``docs`` names files in it."""
     figures: dict[str, Any]
     """``headline_figures`` of the reports."""
     reports: tuple[ReportNav, ...]
