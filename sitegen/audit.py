@@ -30,15 +30,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from pydantic import ValidationError
 
-from sitegen.errors import DataError, SitegenError, UsageError, one_line, pydantic_issues
-from sitegen.importers.campaign import OWN_FILES, import_own_downloads
+from sitegen.errors import DataError, SitegenError, UsageError, one_line
+from sitegen.importers.campaign import OWN_FILES, import_own_downloads, read_published_manifest
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.published_figures import FIGURE_ATTRIBUTE, report_figures
 from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.records.layout import CAMPAIGNS_DIR, IMPORT_FILE
-from sitegen.records.models import Manifest
 from sitegen.redact import EnvPolicy, Redactor, RedactPolicy, redact_campaign
 from sitegen.signing import (
     PUBLIC_KEY_FILE,
@@ -53,7 +51,7 @@ from sitegen.validation import validate_campaigns
 
 DOWNLOADS = "downloads"
 SUMS_FILE = "SHA256SUMS"
-RECOMPUTED_KINDS = (".csv", ".parquet", ".jsonl.gz", "plan.json")
+RECOMPUTED_KINDS = (".csv", ".parquet", ".jsonl.gz", "plan.json", "manifest.json")
 """Downloads derived from the records and plan, hence recomputed and compared."""
 CELLS_SHOWN = 10
 """Changed cells listed per table (the rest are counted)."""
@@ -368,10 +366,7 @@ def recompute_report(downloads: dict[str, bytes], scratch: Path) -> Report:
     scratch.mkdir(parents=True)
     for name in OWN_FILES:
         (scratch / name).write_bytes(downloads[name])
-    try:
-        campaign_id = Manifest.model_validate_json(downloads["manifest.json"]).campaign_id
-    except ValidationError as exc:
-        raise DataError(pydantic_issues(exc, "manifest.json")) from exc
+    campaign_id = read_published_manifest(downloads["manifest.json"], "manifest.json").campaign_id
     data = scratch / "data"
     directory = data / CAMPAIGNS_DIR / campaign_id
     directory.parent.mkdir(parents=True)

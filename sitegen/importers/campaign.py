@@ -41,11 +41,12 @@ from sitegen.records.layout import (
     IMPORT_FILE,
     MANIFEST_FILE,
     PLAN_FILE,
+    PUBLISHED_FILE,
     RECORDS_FILE,
     SOURCES_DIR,
     write_atomic,
 )
-from sitegen.records.models import ArtifactEntry, Manifest
+from sitegen.records.models import ArtifactEntry, Manifest, PublishedManifest
 from sitegen.signing import SIGNATURE_SUFFIX, Signer
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -302,28 +303,27 @@ def import_own_downloads(
         )
     records = read_source(by_name["records.jsonl.gz"]).data
     plan = read_source(by_name["plan.json"]).data
-    published = read_source(by_name["manifest.json"])
-    try:
-        signed = Manifest.model_validate_json(published.data)
-    except ValidationError as exc:
-        raise DataError(pydantic_issues(exc, str(by_name["manifest.json"]))) from exc
-    plan_sha256 = hashlib.sha256(plan).hexdigest()
-    if plan_sha256 != signed.plan_sha256:
-        raise DataError(
-            [
-                Issue(
-                    str(by_name["plan.json"]),
-                    f"sha256 {plan_sha256}, the published manifest registers "
-                    f"{signed.plan_sha256}: not the plan of these records",
-                )
-            ]
-        )
-    count = sum(1 for line in records.splitlines() if line.strip())
+    manifest_path = by_name["manifest.json"]
+    published = read_published_manifest(read_source(manifest_path).data, str(manifest_path))
     files = {PLAN_FILE: plan, RECORDS_FILE: records}
+    stated_records = published.records_sha256 if isinstance(published, PublishedManifest) else None
+    problems = [
+        Issue(str(by_name[name]), f"sha256 {digest}, {manifest_path.name} states {stated}")
+        for name, data, stated in (
+            ("plan.json", plan, published.plan_sha256),
+            ("records.jsonl.gz", records, stated_records),
+        )
+        if stated is not None and (digest := hashlib.sha256(data).hexdigest()) != stated
+    ]
+    if problems:
+        raise DataError(problems)
+    if isinstance(published, PublishedManifest):
+        files[PUBLISHED_FILE] = canonical_bytes(published) + b"\n"
+    count = sum(1 for line in records.splitlines() if line.strip())
     manifest = Manifest(
-        campaign_id=signed.campaign_id,
-        plan_sha256=plan_sha256,
-        registered_at=signed.registered_at,
+        campaign_id=published.campaign_id,
+        plan_sha256=hashlib.sha256(plan).hexdigest(),
+        registered_at=published.registered_at,
         record_count=count,
         artifacts=_artifacts(files),
     )
@@ -332,6 +332,21 @@ def import_own_downloads(
         files[MANIFEST_FILE + SIGNATURE_SUFFIX] = signer.signature(files[MANIFEST_FILE])
     _write_directory(directory, files)
     return ImportResult(directory, count, 0, {})
+
+
+def read_published_manifest(data: bytes, where: str) -> PublishedManifest | Manifest:
+    """A report's ``manifest.json``: a ``PublishedManifest``, or in a report published
+    before it existed the measured campaign's ``Manifest``, whose plan hash is then the
+    published plan's (such reports were audited only when nothing was redacted)."""
+    try:
+        return PublishedManifest.model_validate_json(data)
+    except ValidationError as exc:
+        if b'"artifacts"' not in data:
+            raise DataError(pydantic_issues(exc, where)) from exc
+    try:
+        return Manifest.model_validate_json(data)
+    except ValidationError as exc:
+        raise DataError(pydantic_issues(exc, where)) from exc
 
 
 def _artifacts(files: dict[str, bytes]) -> list[ArtifactEntry]:

@@ -1,6 +1,6 @@
 """Downloadable data of a report: the records as measured and redacted
-(``records.jsonl.gz``, with full texts, beside the plan and the campaign's manifest, which
-signs the raw files in ``data/``), CSV and Parquet per table,
+(``records.jsonl.gz``, with full texts, beside the plan and a manifest of both as
+published, tied to the measured campaign's manifest, see ``PublishedManifest``), CSV and Parquet per table,
 ``SHA256SUMS``, and the answer browser's pages. Bytes are produced deterministically.
 
 Files that grow with the records are streamed into a scratch directory, never held in
@@ -33,7 +33,9 @@ import pyarrow.parquet as pq
 from sitegen.errors import StorageError
 from sitegen.pages.safe_json import script_json
 from sitegen.plan.io import canonical_plan_json
+from sitegen.records.campaign import Campaign
 from sitegen.records.layout import MANIFEST_FILE
+from sitegen.records.models import Manifest, PublishedManifest
 from sitegen.records.table import release_freed_memory
 from sitegen.signing import Signer
 from sitegen.statistics.report import Report
@@ -207,9 +209,11 @@ GZIP_CHUNK_BYTES = 1 << 20
 compresses): the next chunk's lines are read and published meanwhile."""
 
 
-def _gzip_lines(lines: Iterable[bytes], target: Path) -> None:
+def _gzip_lines(lines: Iterable[bytes], target: Path) -> str:
     """``lines`` gzip-compressed into ``target`` a chunk at a time, with no name or time in
-    the header (same records, same archive). At most two chunks are in memory."""
+    the header (same records, same archive). At most two chunks are in memory. Returns the
+    SHA-256 of the lines as they were before compression."""
+    digest = hashlib.sha256()
     with (
         target.open("wb") as out,
         # Level 6 (zlib's default): level 9, gzip's, takes twice the time for a few percent.
@@ -220,6 +224,7 @@ def _gzip_lines(lines: Iterable[bytes], target: Path) -> None:
         chunk: list[bytes] = []
         size = 0
         for line in lines:
+            digest.update(line)
             chunk.append(line)
             size += len(line)
             if size >= GZIP_CHUNK_BYTES:
@@ -230,6 +235,30 @@ def _gzip_lines(lines: Iterable[bytes], target: Path) -> None:
         if writing is not None:
             writing.result()
         packed.write(b"".join(chunk))
+    return digest.hexdigest()
+
+
+def published_manifest(campaign: Campaign, plan: bytes, records_sha256: str) -> bytes:
+    """The ``manifest.json`` download: the published ``plan`` and records (their SHA-256)
+    tied to the measured campaign's manifest, or to the manifest of the report a campaign
+    was re-imported from (which the measured one stays)."""
+    origin = campaign.published_as
+    if origin is None:
+        measured = (campaign.directory / MANIFEST_FILE).read_bytes()
+        registered_at = Manifest.model_validate_json(measured).registered_at
+        measured_sha256 = hashlib.sha256(measured).hexdigest()
+    else:
+        registered_at, measured_sha256 = origin.registered_at, origin.measured_manifest_sha256
+    manifest = PublishedManifest(
+        campaign_id=campaign.campaign_id,
+        registered_at=registered_at,
+        record_count=len(campaign),
+        registered_plan_sha256=campaign.plan_sha256,
+        plan_sha256=hashlib.sha256(plan).hexdigest(),
+        records_sha256=records_sha256,
+        measured_manifest_sha256=measured_sha256,
+    )
+    return (manifest.model_dump_json(indent=1) + "\n").encode()
 
 
 QUALITY_TABLES = (
@@ -297,20 +326,17 @@ def make_downloads(
     campaign = report.campaign
     scratch.mkdir(parents=True, exist_ok=True)
     # From the records and plan as published (redacted), not the files in data/.
-    _gzip_lines(campaign.iter_published_lines(), scratch / "records.jsonl.gz")
+    records_sha256 = _gzip_lines(campaign.iter_published_lines(), scratch / "records.jsonl.gz")
+    plan = canonical_plan_json(campaign.plan).encode("utf-8")
     files = [
         DownloadFile.from_file(
             "records.jsonl.gz", "jsonl.gz", "records", scratch / "records.jsonl.gz"
         ),
+        DownloadFile.from_bytes("plan.json", "json", "plan", plan),
         DownloadFile.from_bytes(
-            "plan.json", "json", "plan", canonical_plan_json(campaign.plan).encode("utf-8")
+            "manifest.json", "json", "manifest", published_manifest(campaign, plan, records_sha256)
         ),
     ]
-    manifest = campaign.directory / MANIFEST_FILE
-    if manifest.is_file():
-        files.append(
-            DownloadFile.from_bytes("manifest.json", "json", "manifest", manifest.read_bytes())
-        )
     for table, frame in _tables(report):
         # Into scratch files: a large campaign's tables would otherwise stay in memory as
         # bytes until the site is written.

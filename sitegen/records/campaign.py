@@ -27,6 +27,7 @@ from sitegen.records.layout import (
     IMPORT_FILE,
     MANIFEST_FILE,
     PLAN_FILE,
+    PUBLISHED_FILE,
     RECORDS_FILE,
     FileDigest,
     campaign_directories,
@@ -35,6 +36,7 @@ from sitegen.records.layout import (
 from sitegen.records.models import (
     RECORD_SCHEMA_VERSION,
     Manifest,
+    PublishedManifest,
     TrialRecord,
 )
 from sitegen.records.table import RecordTable, TableBuilder, out_of_range
@@ -67,6 +69,10 @@ class Campaign:
     records_file: FileDigest | None = None
     """``records.jsonl`` as this read saw it, hashed while it was parsed: checking it
     against the manifest needs no second read (``None``: the file could not be read)."""
+    published_as: PublishedManifest | None = None
+    """The manifest of the report this campaign was re-imported from (``published.json``):
+    its ``plan.json`` is that report's published plan, and ``plan_sha256`` the registered
+    plan's hash the manifest states. ``None`` for a campaign as measured."""
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -264,6 +270,9 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
     # The registered plan is the file's bytes: its hash stays valid when the plan model
     # later gains optional fields.
     expected_hash = hashlib.sha256(plan_bytes).hexdigest()
+    published_as = _read_published_as(directory / PUBLISHED_FILE, expected_hash, issues)
+    if published_as is not None:
+        expected_hash = published_as.registered_plan_sha256
     if not directory.name.endswith(f"-{expected_hash[:12]}"):
         issues.append(
             Issue(
@@ -305,7 +314,34 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
         annotations,
         _manifest_registration(manifest, directory / MANIFEST_FILE, issues),
         records_file,
+        published_as,
     )
+
+
+def _read_published_as(
+    path: Path, plan_sha256: str, issues: list[Issue]
+) -> PublishedManifest | None:
+    """A re-imported campaign's ``published.json`` (``None``: a campaign as measured); its
+    plan must be the one it states."""
+    try:
+        published = PublishedManifest.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        issues.append(Issue(str(path), f"cannot read: {exc.strerror or exc}", "data"))
+        return None
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, str(path)))
+        return None
+    if published.plan_sha256 != plan_sha256:
+        issues.append(
+            Issue(
+                str(path) + " → plan_sha256",
+                f"{published.plan_sha256}, but plan.json's sha256 is {plan_sha256}",
+                "data",
+            )
+        )
+    return published
 
 
 def _read_manifest(path: Path) -> Manifest | None:

@@ -476,3 +476,35 @@ class Manifest(StrictModel):
     and cleared once the manifest signs it. After a kill between the two, a last unsigned
     line with this hash is known to be measure's own and is signed on resume; any other
     unsigned line is refused. ``None`` when every record is signed."""
+
+
+class PublishedManifest(StrictModel):
+    """What a report's ``manifest.json`` download states: the published ``plan.json`` and
+    records exactly as published (host names, addresses and paths redacted to labels),
+    tied to the campaign as measured. The measured campaign's own manifest signs files
+    that are never published (the plan and records before redaction, engine logs); this
+    one signs the published ones, so anyone can rebuild the campaign from the downloads
+    and recompute every figure. A campaign re-imported from a report's downloads keeps it
+    as ``published.json``."""
+
+    schema_version: Literal[2] = 2
+    """Version of the format (1 is a measured campaign's ``Manifest``, which reports
+    published before this one carried instead)."""
+    campaign_id: str
+    """The campaign, as measured (its directory name: the plan's name and registered
+    hash)."""
+    registered_at: str | None = None
+    """The plan's registration, as the measured campaign's manifest records it."""
+    record_count: int = Field(ge=0)
+    """Records published (every record of the campaign)."""
+    registered_plan_sha256: str
+    """SHA-256 of the plan as registered before measuring: the hash the records carry and
+    the method page states."""
+    plan_sha256: str
+    """SHA-256 of the published ``plan.json``: the registered plan with redaction applied
+    (the same as ``registered_plan_sha256`` when nothing in the plan was redacted)."""
+    records_sha256: str
+    """SHA-256 of the published records: ``records.jsonl.gz`` decompressed."""
+    measured_manifest_sha256: str
+    """SHA-256 of the measured campaign's ``manifest.json`` (which its measurer signs),
+    from which the published files were made."""
