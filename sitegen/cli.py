@@ -277,6 +277,7 @@ def _build(args: argparse.Namespace) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     from sitegen.build import render_site
+    from sitegen.signing import PUBLIC_KEY_FILE, undeclared_key
 
     checked = render_site(args.data, args.project.resolve(), args.skip)
     checked.scratch.cleanup()  # nothing is written: the downloads were made to be checked
@@ -285,6 +286,12 @@ def _check(args: argparse.Namespace) -> None:
         f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
         "pass validation and the caveat rules (nothing written)"
     )
+    if declaration := undeclared_key(args.project):
+        print(
+            f"warning: {args.project / PUBLIC_KEY_FILE} is not declared in "
+            f"{args.project / 'mkdocs.yml'}: add `{declaration}` to it, so that a missing or "
+            "replaced key file is refused"
+        )
     # Warnings only (the exit code is unchanged): a summary without a factor-only comparison
     # publishes medians but no ratio, which is rarely what the plan meant.
     for report in checked.reports:
@@ -347,12 +354,36 @@ def _audit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _keys_init(args: argparse.Namespace) -> None:
-    from sitegen.signing import init_keys
+def _keys_init(args: argparse.Namespace) -> int:
+    from sitegen.records.layout import MANIFEST_FILE, campaign_directories
+    from sitegen.signing import SIGNATURE_SUFFIX, init_keys, read_signer, sign_existing
 
     private, public, print_ = init_keys(args.project, args.key_dir)
     print(f"private key {private} (keep it outside the project; its path is in your config)")
-    print(f"public key {public}: {print_} (commit it: the project now requires signed data)")
+    print(
+        f"public key {public}: {print_}, declared in {args.project / 'mkdocs.yml'} "
+        "(commit both: the project now requires signed data)"
+    )
+    # The campaigns already there are signed now, or `sitegen check` would refuse them.
+    signer, unsigned = read_signer(private), 0
+    for directory in campaign_directories(args.data):
+        manifest = directory / MANIFEST_FILE
+        if directory.is_symlink() or not manifest.is_file():
+            continue  # not a campaign a build reads as one (the check names it)
+        if manifest.with_name(MANIFEST_FILE + SIGNATURE_SUFFIX).exists():
+            continue  # signed already (by this key or not: the check tells)
+        try:
+            print(f"signed {sign_existing(directory, signer)}")
+        except SitegenError as exc:
+            unsigned += 1
+            issues = getattr(exc, "issues", None)
+            reason = "; ".join(str(i) for i in issues) if issues else str(exc)
+            print(
+                f"not signed: {directory}: {reason}; once `sitegen verify {directory}` passes, "
+                f"run `sitegen keys sign {directory}`",
+                file=sys.stderr,
+            )
+    return EXIT_ERROR if unsigned else EXIT_OK
 
 
 def _keys_sign(args: argparse.Namespace) -> None:
@@ -595,11 +626,18 @@ def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
     keys_init = key_commands.add_parser(
         "init",
         help="create an Ed25519 key pair: the private key in your config directory, the "
-        "public key in the project's keys/signing.pub",
+        "public key in the project's keys/signing.pub (its fingerprint declared in mkdocs.yml); "
+        "sign the campaigns under --data",
     )
     keys_init.add_argument("--project", type=Path, default=Path("."), help="project directory")
     keys_init.add_argument(
         "--key-dir", type=Path, help="where the private key goes (default: ~/.config/sitegen/keys)"
+    )
+    keys_init.add_argument(
+        "--data",
+        type=Path,
+        default=Path("data"),
+        help="data directory whose campaigns are signed with the new key",
     )
     keys_init.set_defaults(func=_keys_init)
     keys_sign = key_commands.add_parser(

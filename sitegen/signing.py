@@ -5,8 +5,11 @@ declares.
 The private key stays outside the project: its path is in the user's config
 (``~/.config/sitegen/config.json``, ``signing_key``; ``SITEGEN_SIGNING_KEY`` overrides it).
 The project declares its public key in ``keys/signing.pub`` (one line: ``ed25519
-<base64>``). When it does, ``verify``, ``check`` and ``build`` refuse a campaign that is
-unsigned, signed by another key, or changed after it was signed.
+<base64>``) and pins it by its fingerprint in ``mkdocs.yml`` (``signing_key:
+sha256:<hex>``, which ``sitegen keys init`` writes). When it does, ``verify``, ``check``
+and ``build`` refuse a campaign that is unsigned, signed by another key, or changed after
+it was signed, and refuse to run at all when the key file is missing or is another key
+than the one pinned (a deleted key file must not turn the checks off).
 """
 
 from __future__ import annotations
@@ -15,17 +18,21 @@ import base64
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import yaml
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import ValidationError
 
-from sitegen.errors import ConfigError, Issue, StorageError
+from sitegen.errors import ConfigError, Issue, StorageError, one_line
 from sitegen.models import StrictModel
+from sitegen.project import CONFIG_FILE, require_project
+from sitegen.yaml_text import load_yaml
 
 PUBLIC_KEY_FILE = "keys/signing.pub"
 """Where a project declares its public key."""
@@ -33,6 +40,10 @@ SIGNATURE_SUFFIX = ".sig"
 """A signed file's detached signature: ``manifest.json.sig``, ``SHA256SUMS.sig``."""
 KEY_ENV = "SITEGEN_SIGNING_KEY"
 RULE = "C-SIGNED"
+DECLARATION = "signing_key"
+"""The ``mkdocs.yml`` setting that pins the project's key by its fingerprint."""
+FINGERPRINT_PATTERN = r"^sha256:[0-9a-f]{64}$"
+"""A key's fingerprint as ``fingerprint`` writes it."""
 
 
 def user_config_path() -> Path:
@@ -81,10 +92,63 @@ def parse_public_key(line: str, where: str) -> Ed25519PublicKey:
         raise ConfigError(f"{where}: not a public key line 'ed25519 <base64>' ({exc})") from exc
 
 
+def declared_fingerprint(project_dir: Path) -> str | None:
+    """The fingerprint ``mkdocs.yml`` pins the project's key to (its ``signing_key``;
+    ``None``: it pins none, or there is no ``mkdocs.yml``). Raises ``ConfigError`` naming
+    the file when it cannot be read or the setting is not a fingerprint."""
+    path = project_dir / CONFIG_FILE
+    if not path.is_file():
+        return None
+    try:
+        loaded = load_yaml(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", path) from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {one_line(exc)}") from None
+    declared = loaded.get(DECLARATION) if isinstance(loaded, dict) else None
+    if declared is None:
+        return None
+    if not isinstance(declared, str) or not re.fullmatch(FINGERPRINT_PATTERN, declared):
+        raise ConfigError(
+            f"{path} → {DECLARATION}: {declared!r} is not a key fingerprint "
+            "'sha256:<64 hex digits>' (`sitegen keys init` writes it)"
+        )
+    return declared
+
+
 def project_key(project_dir: Path) -> Ed25519PublicKey | None:
-    """The public key the project declares (``None``: it declares none)."""
+    """The public key the project declares (``None``: it declares none). Raises
+    ``ConfigError`` (one line naming ``keys/signing.pub`` and ``mkdocs.yml``) when
+    ``mkdocs.yml`` pins a key (``signing_key``) and the key file is missing or holds
+    another key."""
     path = project_dir / PUBLIC_KEY_FILE
-    return read_public_key(path) if path.is_file() else None
+    declared = declared_fingerprint(project_dir)
+    config = project_dir / CONFIG_FILE
+    if not path.is_file():
+        if declared is None:
+            return None
+        raise ConfigError(
+            f"{path} is missing, but {config} declares {DECLARATION} {declared}: no signature "
+            "can be checked without it; restore the project's public key (from its repository, or "
+            f"the published site's {PUBLIC_KEY_FILE})"
+        )
+    key = read_public_key(path)
+    if declared is not None and fingerprint(key) != declared:
+        raise ConfigError(
+            f"{path} holds key {fingerprint(key)}, but {config} declares {DECLARATION} "
+            f"{declared}: restore the declared key's file (or, to change keys, declare the "
+            f"new key's fingerprint as {DECLARATION} in {CONFIG_FILE})"
+        )
+    return key
+
+
+def undeclared_key(project_dir: Path) -> str | None:
+    """The line to add to ``mkdocs.yml`` when the project has a key file but pins no
+    fingerprint (a project made before the declaration existed); ``None`` otherwise."""
+    key = project_key(project_dir)
+    if key is None or declared_fingerprint(project_dir) is not None:
+        return None
+    return f'{DECLARATION}: "{fingerprint(key)}"'
 
 
 @dataclass(frozen=True)
@@ -136,7 +200,18 @@ def load_signer(project_dir: Path | None = None) -> Signer | None:
                 "private key (never commit it)"
             )
         return None
-    path = Path(path_text).expanduser()
+    signer = read_signer(Path(path_text).expanduser())
+    declared = project_key(project_dir) if project_dir is not None else None
+    if declared is not None and fingerprint(declared) != signer.fingerprint:
+        raise ConfigError(
+            f"{signer.path}: key {signer.fingerprint}, but {project_dir / PUBLIC_KEY_FILE} declares "
+            f"{fingerprint(declared)}: sign with the project's key"
+        )
+    return signer
+
+
+def read_signer(path: Path) -> Signer:
+    """The private key in ``path`` (unencrypted PEM, Ed25519)."""
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except OSError as exc:
@@ -145,27 +220,58 @@ def load_signer(project_dir: Path | None = None) -> Signer | None:
         raise ConfigError(f"{path}: not an unencrypted PEM private key ({exc})") from exc
     if not isinstance(key, Ed25519PrivateKey):
         raise ConfigError(f"{path}: not an Ed25519 key")
-    signer = Signer(key, path)
-    declared = project_key(project_dir) if project_dir is not None else None
-    if declared is not None and fingerprint(declared) != signer.fingerprint:
+    return Signer(key, path)
+
+
+def declaration_text(config_text: str, declared: str) -> str:
+    """``mkdocs.yml``'s text with ``signing_key: "<declared>"`` appended (the rest kept
+    byte for byte); raises ``ConfigError`` when the result would not read back as that
+    declaration (a file that is not a YAML mapping written line by line)."""
+    text = config_text if not config_text or config_text.endswith("\n") else config_text + "\n"
+    text += (
+        "\n# The fingerprint of keys/signing.pub (written by `sitegen keys init`): build, check\n"
+        "# and verify refuse to run when that file is missing or holds another key. Customers\n"
+        "# pin it: `sitegen audit SITE --key <this fingerprint>`.\n"
+        f'{DECLARATION}: "{declared}"\n'
+    )
+    try:
+        loaded = load_yaml(text)
+    except yaml.YAMLError:
+        loaded = None
+    if not isinstance(loaded, dict) or loaded.get(DECLARATION) != declared:
         raise ConfigError(
-            f"{path}: key {signer.fingerprint}, but {project_dir / PUBLIC_KEY_FILE} declares "
-            f"{fingerprint(declared)}: sign with the project's key"
+            f"{CONFIG_FILE} is not a YAML mapping written line by line: add "
+            f'`{DECLARATION}: "{declared}"` to it by hand'
         )
-    return signer
+    return text
 
 
 def init_keys(project_dir: Path, key_dir: Path | None = None) -> tuple[Path, Path, str]:
     """A new key pair: the private key outside the project (mode 0600, path written to
-    the user config), the public key into ``project_dir/keys/signing.pub``. Refuses to
-    replace a key the project already declares."""
+    the user config), the public key into ``project_dir/keys/signing.pub``, its
+    fingerprint declared in ``project_dir/mkdocs.yml`` (``signing_key``). Refuses to
+    replace a key the project already declares (by either file)."""
+    project_config = require_project(project_dir)
     public_path = project_dir / PUBLIC_KEY_FILE
     if public_path.exists():
         raise ConfigError(
             f"{public_path} exists: the project already declares a key ({fingerprint(read_public_key(public_path))})"
         )
+    declared = declared_fingerprint(project_dir)
+    if declared is not None:
+        raise ConfigError(
+            f"{project_config} declares {DECLARATION} {declared} but {public_path} is missing: "
+            f"restore that file (from the project's repository, or the published site's "
+            f"{PUBLIC_KEY_FILE}), or remove {DECLARATION} from {CONFIG_FILE} to make a new key"
+        )
+    try:
+        config_text = project_config.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "read", project_config) from exc
     key = Ed25519PrivateKey.generate()
     print_ = fingerprint(key.public_key())
+    # Checked before anything is written: a file it cannot extend leaves no key behind.
+    declared_config = declaration_text(config_text, print_)
     key_dir = key_dir or user_config_path().parent / "keys"
     key_dir.mkdir(parents=True, exist_ok=True)
     private_path = key_dir / f"{print_.removeprefix('sha256:')[:16]}.pem"
@@ -182,6 +288,7 @@ def init_keys(project_dir: Path, key_dir: Path | None = None) -> tuple[Path, Pat
     config.write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
     public_path.parent.mkdir(parents=True, exist_ok=True)
     public_path.write_text(public_key_line(key.public_key()), encoding="utf-8")
+    project_config.write_text(declared_config, encoding="utf-8")
     return private_path, public_path, print_
 
 
@@ -200,6 +307,9 @@ def signature_issues(path: Path, public_key: Ed25519PublicKey) -> list[Issue]:
     except OSError as exc:
         return [Issue(str(path), f"cannot read: {exc.strerror or exc}", RULE)]
     problem = signature_problem(data, signature, public_key, signature_path.name)
+    if problem and signature is None:
+        # A campaign measured or imported before the project had a key: signed once.
+        problem += f"; sign it once with `sitegen keys sign {path.parent}`"
     return [Issue(str(path), problem, RULE)] if problem else []
 
 

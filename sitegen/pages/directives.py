@@ -994,16 +994,18 @@ class Directives:
 
     def signing(self) -> Markup:
         """Who signed the data: the project's key and when this campaign's manifest was
-        signed, or that the project declares no key."""
+        signed, with the fingerprint for customers to pin and the ``sitegen audit``
+        command that checks the report against it; or that the project declares no key."""
         report = self._require_report()
         if report.signing_key is None:
-            return self._render("literal_text.html", text=self.catalog.t("signing.unsigned"))
+            unsigned = self.catalog.t("signing.unsigned")
+            return self._render("signing.html", text=unsigned, fingerprint=None)
         text = self.catalog.t(
             "signing.signed",
             fingerprint=report.signing_key,
             signed_at=report.signed_at or "-",
         )
-        return self._render("literal_text.html", text=text)
+        return self._render("signing.html", text=text, fingerprint=report.signing_key)
 
     def glossary(self) -> Markup:
         """The terms the cards explain on hover, defined (method page)."""

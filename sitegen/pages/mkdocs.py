@@ -25,6 +25,7 @@ from sitegen.pages.render import overview_page, report_pages
 from sitegen.pages.search_index import write_search_parts
 from sitegen.project import packaged_theme, require_project
 from sitegen.redact import RedactPolicy
+from sitegen.signing import FINGERPRINT_PATTERN
 from sitegen.site_layout import (
     CHANGELOG_PAGE,
     LATEST_ALIAS,
@@ -203,6 +204,10 @@ class SiteSettings(StrictModel):
     redact: RedactPolicy = RedactPolicy()
     """Labels for host names, server addresses, paths and environment values of the
     measuring machine (published records and pages show labels, never the values)."""
+    signing_key: str | None = Field(default=None, pattern=FINGERPRINT_PATTERN)
+    """The fingerprint of the project's key (``sha256:<hex>``, which ``sitegen keys init``
+    writes): with it, build, check and verify refuse to run when ``keys/signing.pub`` is
+    missing or holds another key, and the method pages give it to customers to pin."""
 
     @field_validator("logo")
     @classmethod
@@ -327,7 +332,7 @@ def site_config(
     config = copy.deepcopy(BUILD_CONFIG) | settings.model_dump(
         mode="json",
         exclude_none=True,
-        exclude={"extra", "title", "logo", "palette", "indexing", "redact"},
+        exclude={"extra", "title", "logo", "palette", "indexing", "redact", "signing_key"},
     )
     config["extra"] |= settings.extra.model_dump(mode="json")
     if settings.logo:

@@ -11,6 +11,7 @@ from pathlib import Path
 import sitegen
 from sitegen.publish.marker import BuildMarker, read_build_marker
 from sitegen.records.layout import CAMPAIGNS_DIR, LOCK_FILE, check_skipped
+from sitegen.signing import PUBLIC_KEY_FILE
 
 RENDERING_PACKAGES = (
     "mkdocs",
@@ -54,7 +55,8 @@ def input_digest(
         "sitegen": Path(sitegen.__file__).parent,
         "campaigns": data_dir / CAMPAIGNS_DIR,
     }
-    sources = [("project", project_dir / "mkdocs.yml")]
+    # The key file too: a build refuses one missing or replaced (signing.project_key).
+    sources = [("project", project_dir / "mkdocs.yml"), ("project", project_dir / PUBLIC_KEY_FILE)]
     sources += [("project", p) for f in ("content", "theme") for p in (project_dir / f).rglob("*")]
     sources += [("sitegen", p) for p in roots["sitegen"].rglob("*")]
     sources += [("campaigns", p) for p in roots["campaigns"].rglob("*")]
