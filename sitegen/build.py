@@ -13,7 +13,7 @@ import gc
 import os
 import shutil
 import tempfile
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import chain
@@ -38,6 +38,7 @@ from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.records.imported import ImportedCampaign, read_imported_campaigns
 from sitegen.records.layout import MANIFEST_FILE
+from sitegen.records.left_out import LeftOut, left_out_campaigns
 from sitegen.records.table import release_freed_memory
 from sitegen.redact import Redactor, redact_campaign
 from sitegen.signing import (
@@ -58,6 +59,7 @@ from sitegen.statistics.comparison import (
 from sitegen.statistics.imported import ImportedReport, make_imported_report
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import check_project, validate_campaigns
+from sitegen.validation.figure_checks import left_out_figure_issues
 from sitegen.yaml_text import load_yaml
 
 COMPARISONS_DIR = "content/comparisons"
@@ -88,6 +90,8 @@ class RenderedSite:
     scratch: tempfile.TemporaryDirectory
     comparisons: list[CrossCampaign]
     imported: list[ImportedReport]
+    left_out: tuple[LeftOut, ...] = ()
+    """Every campaign the site leaves out, with why (``records.left_out``)."""
 
     @property
     def records(self) -> int:
@@ -105,6 +109,7 @@ class RenderedSite:
             tuple(ReportNav.of(r) for r in self.reports),
             tuple(c.spec.id for c in self.comparisons),
             tuple((r.slug, r.title) for r in self.imported),
+            self.left_out,
         )
 
 
@@ -125,23 +130,29 @@ class Publication:
     """Ids of the comparison pages."""
     imported: tuple[tuple[str, dict[str, str]], ...]
     """Each imported campaign's report folder name and title per language."""
+    left_out: tuple[LeftOut, ...] = ()
+    """Every campaign the site leaves out, with why: the changelog lists them."""
 
 
 def render_site(
     data_dir: Path,
     project_dir: Path,
-    skip: Collection[str] = (),
+    skip: Collection[str] | Mapping[str, str] = (),
     signer: Signer | None = None,
 ) -> RenderedSite:
     """Read → validate → compute → render → check every page; raises ``DataError``
     listing every problem. Writes nothing (``sitegen check`` is exactly this). ``skip``:
-    names of campaign directories left out (``--skip``). ``signer``: signs each report's
-    ``SHA256SUMS`` (the build's; a check signs nothing). When the project declares a key,
-    every campaign's manifest must be signed with it (C-SIGNED)."""
+    campaign directories left out (``--skip``), each with its reason (names alone are
+    refused: the site lists every campaign left out with why, ``records.left_out``).
+    ``signer``: signs each report's ``SHA256SUMS`` (the build's; a check signs nothing).
+    When the project declares a key, every campaign's manifest must be signed with it
+    (C-SIGNED)."""
     require_project(project_dir)
     key = project_key(project_dir)
     campaigns, issues = read_campaigns(data_dir, skip)
     campaigns = [c for c in campaigns if c.annotations.publish]
+    left_out, left_out_issues = left_out_campaigns(data_dir, skip)
+    issues += left_out_issues + left_out_figure_issues(left_out)
     imported_campaigns, imported_issues = read_imported_campaigns(data_dir, skip)
     issues += imported_issues
     issues += report_address_collisions(campaigns, imported_campaigns)
@@ -165,7 +176,13 @@ def render_site(
     redactor = Redactor(settings.redact)
     campaigns = [redact_campaign(campaign, redactor) for campaign in campaigns]
     catalogs = load_catalogs(project_dir, settings.title)
-    reports = [make_report(campaign) for campaign in campaigns]
+    reports = [
+        replace(
+            make_report(campaign),
+            left_out=tuple(e for e in left_out if e.plan_name == campaign.plan.name),
+        )
+        for campaign in campaigns
+    ]
     if key is not None:
         reports = [
             replace(
@@ -194,7 +211,7 @@ def render_site(
         redactor.scrub_known,
         signer,
     )
-    return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported)
+    return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported, tuple(left_out))
 
 
 COLLECT_FROM_RECORDS = 10_000
@@ -243,8 +260,9 @@ def report_address_collisions(
                 Issue(
                     str(campaign.directory),
                     f"its report is named '{name}', like {earlier.directory.name}'s: "
-                    f"both would be reports/{name}/; publish one (publish: false "
-                    "in the other's annotations.yaml) or give the plans distinct names",
+                    f"both would be reports/{name}/; publish one (publish: false with an "
+                    "unpublished_reason in the other's annotations.yaml, which the site "
+                    "lists with it) or give the plans distinct names",
                     "data",
                 )
             )
@@ -350,7 +368,7 @@ def publish(
         current = PublishedVersion(label, data_epoch, figures)
         docs = {
             **publication.docs,
-            **changelog_docs(changes, publication.catalogs),
+            **changelog_docs(changes, publication.catalogs, publication.left_out),
             **history_docs(current, publication.catalogs),
         }
         build = VersionBuild(

@@ -96,10 +96,11 @@ def _measure(args: argparse.Namespace) -> int:
         return _measure_fleet(args)
     from sitegen.measure import run_campaign
     from sitegen.plan.demo import DEMO_PLANS
-    from sitegen.plan.io import campaign_id, load_plan
+    from sitegen.plan.io import load_plan
     from sitegen.preflight import preflight, trial_summary
     from sitegen.project import project_plans
     from sitegen.records.layout import CAMPAIGNS_DIR
+    from sitegen.records.registry import find_campaign
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
@@ -126,7 +127,9 @@ def _measure(args: argparse.Namespace) -> int:
         code = EXIT_OK
         for check in checks:
             plan = check.plan
-            _note_engine_death(args.data / CAMPAIGNS_DIR / campaign_id(plan))
+            earlier = find_campaign(args.data / CAMPAIGNS_DIR, plan)
+            if earlier is not None:
+                _note_engine_death(earlier)
             started = time.monotonic()
             with display.campaign(plan.name) as shown:
                 result = run_campaign(
@@ -311,6 +314,10 @@ def _check(args: argparse.Namespace) -> None:
     for comparison in checked.comparisons:
         for warning in comparison.warnings:
             print(f"warning: comparison {comparison.spec.id}: {warning}")
+    # Listed on the changelog and the method pages: said here too.
+    for entry in checked.left_out:
+        why = entry.reason.en if entry.reason else "no reason recorded"
+        print(f"left out: campaign {entry.campaign_id} ({entry.cause}): {why}")
 
 
 def _verify(args: argparse.Namespace) -> None:
@@ -458,12 +465,33 @@ def _serve(args: argparse.Namespace) -> None:
 def _add_skip(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--skip",
-        action="append",
-        default=[],
-        metavar="CAMPAIGN",
+        action=_SkipWithReason,
+        default={},
+        metavar="CAMPAIGN=REASON",
         help="leave out the campaign directory of this name under data/campaigns/ (e.g. one "
-        "that cannot be read); repeatable. For good: publish: false in its annotations.yaml",
+        "that cannot be read), for the reason given, which the site lists with it on the "
+        "changelog and the method page; repeatable. For good: publish: false with an "
+        "unpublished_reason in its annotations.yaml",
     )
+
+
+class _SkipWithReason(argparse.Action):
+    """``--skip NAME=REASON``, gathered into ``{name: reason}``: a campaign is never left
+    out without its reason."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        name, equals, reason = str(values).partition("=")
+        name, reason = name.strip(), reason.strip()
+        if not equals or not name or not reason:
+            parser.error(
+                f"--skip {values}: give the reason the campaign is left out, which the site "
+                f"lists with it: --skip {name or 'CAMPAIGN'}=REASON"
+            )
+        skipped = dict(getattr(namespace, self.dest) or {})
+        if name in skipped and skipped[name] != reason:
+            parser.error(f"--skip {name}: given twice with different reasons")
+        skipped[name] = reason
+        setattr(namespace, self.dest, skipped)
 
 
 class _PrintVersion(argparse.Action):

@@ -171,7 +171,9 @@ def trial_summary(plan: Plan) -> list[str]:
     items = plan_items(plan)
     order = plan.order + (f", rounds {plan.round_order}" if plan.round_order else "")
     lines = [
-        f"campaign {campaign_id(plan)}: {len(trials)} request(s), engine {plan.engine}, "
+        # The nonce is drawn when measure registers the campaign (one it resumes keeps its id).
+        f"campaign {campaign_id(plan, '<nonce>')}: {len(trials)} request(s), "
+        f"engine {plan.engine}, "
         f"order {order}"
     ]
     for condition in plan.conditions:

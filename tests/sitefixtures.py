@@ -50,9 +50,11 @@ from sitegen.records.layout import (
     MANIFEST_FILE,
     PLAN_FILE,
     RECORDS_FILE,
+    REGISTRY_FILE,
     sha256_file,
 )
 from sitegen.records.models import ArtifactEntry, Manifest, TrialRecord
+from sitegen.records.registry import find_campaign
 from sitegen.validation import validate_campaigns
 from tests.conftest import make_plan
 
@@ -187,18 +189,19 @@ def _fake_engine_campaign(plan: Plan, data_dir: Path) -> Path:
     where ``data_dir`` holds the campaign already: that is resumed, as ``sitegen measure``
     would."""
     key = canonical_plan_json(plan)
-    directory = data_dir / CAMPAIGNS_DIR / campaign_id(plan)
-    if key in _MEASURED_BY_PLAN and not directory.exists():
+    fresh = find_campaign(data_dir / CAMPAIGNS_DIR, plan) is None
+    if key in _MEASURED_BY_PLAN and fresh:
+        directory = data_dir / CAMPAIGNS_DIR / _MEASURED_BY_PLAN[key].name
         shutil.copytree(_MEASURED_BY_PLAN[key], directory)
         return directory
-    fresh = not directory.exists()
     # No fsync: it makes a record survive a power cut, which no test of a site needs (the
     # store's own tests keep it).
     with mock.patch("os.fsync"):
-        run_campaign(plan, data_dir)
+        directory = run_campaign(plan, data_dir).directory
     if fresh:
-        _MEASURED_BY_PLAN[key] = Path(_MEASURED.name) / str(len(_MEASURED_BY_PLAN))
-        shutil.copytree(directory, _MEASURED_BY_PLAN[key])
+        measured = Path(_MEASURED.name) / str(len(_MEASURED_BY_PLAN)) / directory.name
+        _MEASURED_BY_PLAN[key] = measured
+        shutil.copytree(directory, measured)
     return directory
 
 
@@ -213,6 +216,7 @@ def register_engine(directory: Path, engine: str) -> Path:
     plan = Plan.model_validate({**plan_data, "engine": engine})
     registered = directory.with_name(campaign_id(plan))
     directory.rename(registered)
+    reregister(directory.name, registered, plan)
     (registered / PLAN_FILE).write_text(canonical_plan_json(plan), encoding="utf-8")
     records = read_records(registered / RECORDS_FILE)
     for record in records:
@@ -220,11 +224,33 @@ def register_engine(directory: Path, engine: str) -> Path:
     manifest_path = registered / MANIFEST_FILE
     manifest = Manifest.model_validate_json(manifest_path.read_bytes())
     relabelled = manifest.model_copy(
-        update={"campaign_id": campaign_id(plan), "plan_sha256": plan_sha256(plan)}
+        update={
+            "campaign_id": campaign_id(plan),
+            "plan_sha256": plan_sha256(plan),
+            "registration_nonce": None,
+        }
     )
     manifest_path.write_text(relabelled.model_dump_json(indent=2) + "\n", encoding="utf-8")
     write_records(registered / RECORDS_FILE, records)
     return registered
+
+
+def reregister(earlier: str, directory: Path, plan: Plan) -> None:
+    """The data directory's registry (``registry.jsonl``) as if ``directory`` had been
+    registered for ``plan`` in place of the campaign ``earlier`` (test data only, like the
+    relabelled campaign itself: otherwise the site would list ``earlier`` as discarded)."""
+    registry = directory.parents[1] / REGISTRY_FILE
+    if not registry.is_file():
+        return
+    lines = []
+    for line in registry.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if entry["campaign_id"] == earlier:
+            entry.update(
+                campaign_id=directory.name, plan_name=plan.name, plan_sha256=plan_sha256(plan)
+            )
+        lines.append(json.dumps(entry) + "\n")
+    registry.write_text("".join(lines), encoding="utf-8")
 
 
 def copy_project(target: Path) -> Path:

@@ -62,11 +62,18 @@ def test_every_trial_failed_is_refused_with_the_reasons(tmp_path, capsys):
 
 def test_publish_false_leaves_a_failed_campaign_out(tmp_path, capsys):
     bad = publishable_campaign(tmp_path / "data", mutate=failed("load failure: no GPU")).parent
-    (bad / "annotations.yaml").write_text(yaml.safe_dump({"publish": False}))
+    left_out = {
+        "publish": False,
+        "unpublished_reason": {"ja": "全試行が失敗", "en": "every trial failed"},
+    }
+    (bad / "annotations.yaml").write_text(yaml.safe_dump(left_out, allow_unicode=True))
     good = publishable_campaign(tmp_path / "data", make_plan(name="good"))
     rendered = render_site(tmp_path / "data", PROJECT)
     assert len(rendered.reports) == 1
     assert rendered_reports(rendered) == {report_address(good.parent)}
+    assert [(e.campaign_id, e.reason.en) for e in rendered.left_out] == [
+        (bad.name, "every trial failed")
+    ]
 
 
 def test_empty_campaign_directory_is_refused_in_one_line(tmp_path, capsys):
@@ -278,13 +285,14 @@ def test_publish_false_leaves_out_a_campaign_that_cannot_be_read(tmp_path, damag
     good, bad = _good_and_damaged(tmp_path / "data", damage)
     with pytest.raises(DataError):
         render_site(tmp_path / "data", PROJECT)
-    (bad / "annotations.yaml").write_text(yaml.safe_dump({"publish": False}))
+    left_out = {"publish": False, "unpublished_reason": {"ja": "読めない", "en": "unreadable"}}
+    (bad / "annotations.yaml").write_text(yaml.safe_dump(left_out, allow_unicode=True))
     assert rendered_reports(render_site(tmp_path / "data", PROJECT)) == {report_address(good)}
 
 
 def _cure(damage: str, bad: Path, data: Path) -> str:
     """The one line the build prints for a campaign with ``damage``."""
-    leave_out = f"leave it out with --skip {bad.name}"
+    leave_out = f"leave it out with --skip {bad.name}=REASON"
     command = f"sitegen measure --plan {bad / 'plan.json'} --data {data}"
     return {
         "empty directory": f"[data] {bad}: an empty campaign directory (a measure stopped "
@@ -310,8 +318,10 @@ def test_an_unreadable_campaign_is_one_line_with_its_cure_and_skip_checks_the_re
         "error: 1 problem(s) found; nothing was written:",
         f"  {_cure(damage, bad, data)}",
     ]
-    assert main(["check", "--data", str(data), "--skip", bad.name]) == 0
-    assert capsys.readouterr().out.startswith("ok: 1 campaign(s)")
+    assert main(["check", "--data", str(data), "--skip", f"{bad.name}=cannot be read"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ok: 1 campaign(s)")
+    assert f"left out: campaign {bad.name} (skip): cannot be read\n" in out
 
 
 @pytest.mark.slow  # publishes a site
@@ -321,7 +331,8 @@ def test_skip_builds_the_rest(tmp_path, capsys):
     good, bad = _good_and_damaged(data, "corrupt middle line")
     site = tmp_path / "site"
     arguments = ["build", "--data", str(data), "--site", str(site), "--version", "v1"]
-    assert main([*arguments, "--skip", bad.name]) == 0, capsys.readouterr().err
+    skip = ["--skip", f"{bad.name}=its records are damaged"]
+    assert main([*arguments, *skip]) == 0, capsys.readouterr().err
     reports = site / "v" / "v1" / "reports"
     assert {p.name for p in reports.iterdir()} == {report_address(good)}
 
@@ -377,7 +388,8 @@ def test_skip_of_a_campaign_that_is_not_there_is_one_line_exit_2(tmp_path, capsy
     data = tmp_path / "data"
     publishable_campaign(data)
     for verb in (["build", "--site", str(tmp_path / "site")], ["check"]):
-        assert main([*verb, "--data", str(data), "--skip", "nope", "--skip", "gone"]) == 2
+        skip = ["--skip", "nope=a reason", "--skip", "gone=another"]
+        assert main([*verb, "--data", str(data), *skip]) == 2
         assert capsys.readouterr().err == (
             f"error: --skip gone, nope: no campaign directory of that name in "
             f"{data / 'campaigns'}\n"
@@ -390,12 +402,17 @@ def test_a_build_with_another_skip_list_is_not_the_unchanged_build(tmp_path, cap
     data = tmp_path / "data"
     good, empty = _good_and_damaged(data, "empty directory")  # no file: only the list differs
     arguments = ["build", "--data", str(data), "--site", str(tmp_path / "site"), "--version", "v1"]
-    assert main([*arguments, "--skip", empty.name]) == 0
+    skip = ["--skip", f"{empty.name}=left empty by a stopped measure"]
+    assert main([*arguments, *skip]) == 0
     capsys.readouterr()
     (empty / "notes.txt").write_text("a skipped campaign's files are no input\n")
-    assert main([*arguments, "--skip", empty.name]) == 0
+    assert main([*arguments, *skip]) == 0
     assert "nothing changed since version v1 was built" in capsys.readouterr().out
     (empty / "notes.txt").unlink()
+    # The same list with another reason, which the changelog shows: not the unchanged build.
+    other = ["--skip", f"{empty.name}=another reason"]
+    assert main([*arguments[:-1], "v2", *other]) == 0
+    assert "version v2 published" in capsys.readouterr().out
     # The same files as the first build, but without --skip: not the unchanged build.
     assert main(arguments) == 1
     assert f"{empty}: an empty campaign directory" in capsys.readouterr().err

@@ -159,3 +159,33 @@ def test_the_console_command_ends_at_once_after_a_check_with_its_output_flushed(
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ok: 1 campaign(s), 14 records")
     assert not list(temporary.glob(f"{SCRATCH_PREFIX}*"))
+
+
+@pytest.mark.parametrize("verb", ["build", "check"])
+@pytest.mark.parametrize("skip", ["unit-000000000000", "unit-000000000000=", "=a reason"])
+def test_skip_without_a_reason_is_refused_naming_the_form_it_takes(tmp_path, capsys, verb, skip):
+    with pytest.raises(SystemExit) as exited:
+        main([verb, "--data", str(tmp_path), "--skip", skip])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: --skip {skip}: give the reason the campaign is left out" in err
+    assert "--skip unit-000000000000=REASON" in err or "--skip CAMPAIGN=REASON" in err
+
+
+def test_skip_gathers_each_campaign_with_its_reason(tmp_path, capsys):
+    from sitegen.build import render_site
+
+    seen = {}
+
+    def checked(data_dir, project_dir, skip=(), signer=None):
+        seen.update(skip)
+        return render_site(data_dir, project_dir, skip, signer)
+
+    import sitegen.build
+
+    arguments = ["check", "--data", str(tmp_path), "--skip", "a=too slow = broken"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sitegen.build, "render_site", checked)
+        assert main([*arguments, "--skip", "b=gone"]) == 2  # no directories of those names
+    assert "error: --skip a, b: no campaign directory of that name" in capsys.readouterr().err
+    assert seen == {"a": "too slow = broken", "b": "gone"}

@@ -8,9 +8,9 @@ import pytest
 
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import campaign_id
 from sitegen.plan.models import ConditionSpec
 from sitegen.records.campaign import read_campaign
+from sitegen.records.registry import find_campaign
 from sitegen.records.verify import verify_campaign
 from sitegen.validation import validate_campaigns
 from tests.conftest import break_the_sixth_append, make_plan
@@ -47,7 +47,7 @@ def test_resume_truncates_torn_tail_without_duplicates(tmp_path, fake_plan, monk
     with pytest.raises(KeyboardInterrupt):
         run_campaign(fake_plan, tmp_path)
     monkeypatch.undo()
-    directory = tmp_path / "campaigns" / campaign_id(fake_plan)
+    directory = find_campaign(tmp_path / "campaigns", fake_plan)
     torn = (directory / "records.jsonl").read_bytes()
     assert torn.count(b"\n") == 5 and not torn.endswith(b"\n")
 
@@ -106,7 +106,7 @@ def test_load_failures_are_recorded_until_the_condition_stops(tmp_path, monkeypa
 def test_records_validate_but_fake_engine_is_never_publishable(tmp_path, fake_plan):
     run_campaign(fake_plan, tmp_path)
     issues = []
-    campaign = read_campaign(tmp_path / "campaigns" / campaign_id(fake_plan), issues)
+    campaign = read_campaign(find_campaign(tmp_path / "campaigns", fake_plan), issues)
     assert len(campaign) == len(expand_trials(fake_plan)) and not issues
     issues = validate_campaigns([campaign])
     assert issues and all(i.rule == "C-ENGINE" for i in issues)

@@ -16,9 +16,9 @@ from sitegen.engine.fake import FakeEngine
 from sitegen.measure import run_campaign
 from sitegen.pages.downloads import make_downloads
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import campaign_id
 from sitegen.plan.models import ConditionSpec, InputSpec
 from sitegen.records.campaign import read_campaign
+from sitegen.records.registry import find_campaign
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.load import LOAD_COLUMNS
@@ -124,7 +124,7 @@ def test_a_run_killed_while_writing_resumes_without_loss_or_duplicates(tmp_path,
     with pytest.raises(KeyboardInterrupt):
         run_campaign(plan, tmp_path, engines=engines(plan))
     monkeypatch.undo()
-    directory = tmp_path / "campaigns" / campaign_id(plan)
+    directory = find_campaign(tmp_path / "campaigns", plan)
 
     again = run_campaign(plan, tmp_path, engines=engines(plan))
     assert again.skipped == 5 and again.written == 2 and again.incomplete == 0

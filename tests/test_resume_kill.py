@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import campaign_id, load_plan
+from sitegen.plan.io import load_plan
+from sitegen.plan.models import Plan
 from sitegen.records.models import TrialRecord
+from sitegen.records.registry import find_campaign
 
 PLAN = """
 name: resume-kill
@@ -66,20 +68,28 @@ def _planned_recorded(data: bytes) -> int:
     return sum(1 for line in lines if b"resume-warmup" not in line)
 
 
+def _records(data_dir: Path, plan: Plan) -> Path:
+    """The records file of ``plan``'s campaign (found by its directory, as ``measure``
+    finds it to resume: the first measure draws its id)."""
+    directory = find_campaign(data_dir / "campaigns", plan)
+    return (directory or data_dir / "campaigns" / "not-registered-yet") / "records.jsonl"
+
+
 def _measure_until(
-    command: list[str], records: Path, log: Path, kill_when: Callable[[bytes], bool]
+    command: list[str], records: Callable[[], Path], log: Path, kill_when: Callable[[bytes], bool]
 ) -> bytes:
-    """Start ``command``, SIGKILL it as soon as ``kill_when(records bytes)``; the bytes after."""
+    """Start ``command``, SIGKILL it as soon as ``kill_when(records bytes)``; the bytes after
+    (``records``: where the records file is)."""
     with log.open("ab") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + RUN_LIMIT_S
         while time.monotonic() < deadline:
-            data = records.read_bytes() if records.exists() else b""
+            data = records().read_bytes() if records().exists() else b""
             if kill_when(data):
                 process.send_signal(signal.SIGKILL)
                 process.wait()
-                return records.read_bytes()
+                return records().read_bytes()
             if process.poll() is not None:
                 pytest.fail(
                     f"measure ended (exit {process.returncode}) before the kill:\n{log.read_text()}"
@@ -98,8 +108,11 @@ def test_measure_survives_sigkill_at_any_point(tmp_path):
     plan = load_plan(plan_path)
     planned = [trial.trial_id for trial in expand_trials(plan)]
     data_dir = tmp_path / "data"
-    directory = data_dir / "campaigns" / campaign_id(plan)
-    records, log = directory / "records.jsonl", tmp_path / "measure.log"
+    log = tmp_path / "measure.log"
+
+    def records() -> Path:
+        return _records(data_dir, plan)
+
     arguments = ["measure", "--plan", str(plan_path), "--data", str(data_dir)]
     measure = [sys.executable, "-m", "sitegen", *arguments]
 
@@ -123,7 +136,8 @@ def test_measure_survives_sigkill_at_any_point(tmp_path):
     assert finished.returncode == 0, finished.stderr
     assert f"{len(planned) - recorded} trial(s) run, {recorded} already recorded" in finished.stdout
 
-    lines = records.read_text(encoding="utf-8").splitlines()
+    lines = records().read_text(encoding="utf-8").splitlines()
+    directory = records().parent
     parsed = [TrialRecord.model_validate(json.loads(line)) for line in lines]
     planned_records = [r for r in parsed if "/resume-warmup-" not in r.trial_id]
     assert [r.trial_id for r in planned_records] == planned  # each once, in planned order

@@ -23,7 +23,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -31,15 +31,17 @@ from typing import Any
 
 import sitegen
 from sitegen.engine.registry import get_engine_class
-from sitegen.errors import ConfigError, MissingDependency, StorageError
+from sitegen.errors import ConfigError, MissingDependency, SitegenError, StorageError
 from sitegen.fleet.io import Fleet, FleetEntry
 from sitegen.fleet.models import FleetResources
 from sitegen.fleet.raylog import RayLog, ray_output_to
 from sitegen.measure import CampaignResult, run_trials
 from sitegen.plan.expand import expand_trials
+from sitegen.plan.io import campaign_id
 from sitegen.plan.models import Plan
 from sitegen.records.layout import CAMPAIGNS_DIR, ENGINE_LOG, LOG_FILES, TELEMETRY_LOG
 from sitegen.records.models import NodeInfo, TrialRecord
+from sitegen.records.registry import find_campaign
 from sitegen.records.store import CampaignStore, LatestAttempt
 from sitegen.signing import Signer
 
@@ -121,12 +123,16 @@ def lost_nodes(nodes: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def check_resources(
-    fleet: Fleet, nodes: list[dict[str, Any]], lost: Mapping[str, str] | None = None
+    fleet: Fleet,
+    nodes: list[dict[str, Any]],
+    lost: Mapping[str, str] | None = None,
+    data_dir: Path | None = None,
 ) -> None:
     """Refuse the fleet before anything runs if some campaign's resources are on no alive
     node (``nodes`` as ``ray.nodes()`` lists them; ``lost``: the ids of those that Ray
-    still lists but that are gone, with why), one line per campaign naming it and what is
-    missing."""
+    still lists but that are gone, with why), one line per campaign naming it (the
+    campaign of ``data_dir`` it would resume, or its id with the nonce still to be drawn)
+    and what is missing."""
     lost = lost or {}
     usable = [node for node in nodes if node.get("Alive") and node.get("NodeID") not in lost]
     totals = [node["Resources"] for node in usable]
@@ -157,11 +163,21 @@ def check_resources(
                 f"no node has {', '.join(missing)}" if missing else "no single node has all of them"
             ) + f" (the alive nodes offer: {offered})"
         problems.append(
-            f"{entry.where}: campaign {entry.campaign_id} cannot run (nothing was run): "
+            f"{entry.where}: campaign {_campaign_name(entry.plan, data_dir)} cannot run "
+            "(nothing was run): "
             f"it needs {{{wanted}}}; {why}"
         )
     if problems:
         raise ConfigError("\n".join(problems))
+
+
+def _campaign_name(plan: Plan, data_dir: Path | None) -> str:
+    """The campaign of ``plan`` that a measure into ``data_dir`` would resume, else its id
+    with the nonce that registering it draws shown as ``<nonce>``."""
+    with suppress(SitegenError):  # several: measuring refuses them, naming them
+        if data_dir is not None and (found := find_campaign(data_dir / CAMPAIGNS_DIR, plan)):
+            return found.name
+    return campaign_id(plan, "<nonce>")
 
 
 def _describe_node(total: dict[str, float]) -> str:
@@ -225,31 +241,47 @@ class _NodeSink:
 class CampaignWorker:
     """One campaign on one node (a Ray actor: ``ray.remote(CampaignWorker)``). Creating it
     starts the campaign's pending trials in a thread; ``take`` hands the driver what the
-    runner sent since the last call."""
+    runner sent since the last call. ``campaign``: the id of the campaign the driver
+    opened (its registration nonce is the driver's)."""
 
     def __init__(
-        self, plan: Plan, latest: dict[str, LatestAttempt], resources: dict[str, float]
+        self,
+        plan: Plan,
+        latest: dict[str, LatestAttempt],
+        resources: dict[str, float],
+        campaign: str | None = None,
     ) -> None:
         self._items: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._held: tuple[str, Any] | None = None
         # Nothing here may fail: an error raised while creating an actor reads like a lost
         # node on the driver, so every error is sent as an item instead.
         threading.Thread(
-            target=self._measure, args=(plan, latest, resources), name="campaign", daemon=True
+            target=self._measure,
+            args=(plan, latest, resources, campaign),
+            name="campaign",
+            daemon=True,
         ).start()
 
     def _measure(
-        self, plan: Plan, latest: dict[str, LatestAttempt], resources: dict[str, float]
+        self,
+        plan: Plan,
+        latest: dict[str, LatestAttempt],
+        resources: dict[str, float],
+        campaign: str | None,
     ) -> None:
         import ray
 
-        from sitegen.plan.io import campaign_id, plan_sha256
+        from sitegen.plan.io import plan_sha256
 
         try:
             scratch = Path(tempfile.mkdtemp(prefix="sitegen-fleet-"))
             try:
                 sink = _NodeSink(
-                    latest, campaign_id(plan), plan_sha256(plan), scratch, self._items.put
+                    latest,
+                    campaign or campaign_id(plan),
+                    plan_sha256(plan),
+                    scratch,
+                    self._items.put,
                 )
                 result = run_trials(
                     plan,
@@ -372,7 +404,7 @@ def run_fleet(
             nodes = ray.nodes()
             # Ray Client's driver is off the cluster and may not reach the nodes itself.
             lost = {} if (address or "").startswith("ray://") else lost_nodes(nodes)
-            check_resources(fleet, nodes, lost)
+            check_resources(fleet, nodes, lost, data_dir)
             shown = ray_log.on_terminal(progress) if progress else None
             return _drive(ray, fleet, data_dir, ray_log, set(lost), shown, signer)
         finally:
@@ -410,7 +442,7 @@ def _drive(
                     resources=resources.custom,
                     max_restarts=0,  # a lost node ends the campaign; the next run resumes
                     **placement,
-                ).remote(entry.plan, latest, resources.ray_resources())
+                ).remote(entry.plan, latest, resources.ray_resources(), store.campaign_id)
                 campaign = _Campaign(entry, store, latest, actor)
                 campaigns.append(campaign)
                 # Ray waits for the resources: a campaign whose GPUs are held starts later.
@@ -452,11 +484,11 @@ def _take(
         campaign.ended_early = f"failed on its node: {exc.cause}"
         return False
     except (errors.RayActorError, errors.NodeDiedError, errors.ObjectLostError) as exc:
-        ray_log.note(f"campaign {campaign.entry.campaign_id}: {exc}")
+        ray_log.note(f"campaign {campaign.store.campaign_id}: {exc}")
         campaign.ended_early = f"node lost{_last_node(campaign)}; Ray's report: {ray_log.path}"
         return False
     except errors.RayError as exc:  # e.g. the node could not set up the runtime environment
-        ray_log.note(f"campaign {campaign.entry.campaign_id}: {exc}")
+        ray_log.note(f"campaign {campaign.store.campaign_id}: {exc}")
         campaign.ended_early = f"Ray could not run it ({_first_line(exc)}; see {ray_log.path})"
         return False
     store = campaign.store

@@ -1007,6 +1007,12 @@ class Directives:
         )
         return self._render("signing.html", text=text, fingerprint=report.signing_key)
 
+    def left_out(self) -> Markup:
+        """The campaigns of this report's plan that the version does not publish, each with
+        its id, why and the author's reason, or that there are none (C-UNPUBLISHED; the
+        changelog lists those of every plan)."""
+        return self._render("left_out.html", entries=self._require_report().left_out)
+
     def glossary(self) -> Markup:
         """The terms the cards explain on hover, defined (method page)."""
         return self._render("glossary.html", terms=GLOSSARY_TERMS)

@@ -110,6 +110,11 @@ def plan_sha256(plan: Plan) -> str:
     return hashlib.sha256(canonical_plan_json(plan).encode("utf-8")).hexdigest()
 
 
-def campaign_id(plan: Plan) -> str:
-    """``<plan name>-<12 hex>``: a changed plan starts a new campaign."""
-    return f"{plan.name}-{plan_sha256(plan)[:12]}"
+def campaign_id(plan: Plan, nonce: str | None = None) -> str:
+    """``<plan name>-<nonce>-<12 hex of the plan hash>``: a changed plan starts a new
+    campaign, and so does a plan registered again (its campaign deleted and measured anew),
+    by its new ``nonce`` (``records.registry``). Without a nonce, ``<plan name>-<12 hex>``:
+    the id of campaigns registered before nonces were, which keep it."""
+    if nonce is None:
+        return f"{plan.name}-{plan_sha256(plan)[:12]}"
+    return f"{plan.name}-{nonce}-{plan_sha256(plan)[:12]}"

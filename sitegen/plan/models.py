@@ -341,7 +341,8 @@ class Plan(PlanModel):
     schema_version: Literal[1] = PLAN_SCHEMA_VERSION
     """Version of this plan format."""
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
-    """Campaign name; the campaign directory is ``<name>-<first 12 hex of the plan hash>``."""
+    """Campaign name; the campaign directory is ``<name>-<nonce>-<first 12 hex of the plan
+    hash>`` (``<name>-<first 12 hex>`` for campaigns registered before nonces were)."""
     title: Bilingual
     """Report title in each language."""
     engine: str = "llamacpp-embedded"

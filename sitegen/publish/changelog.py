@@ -3,6 +3,7 @@ or removed, records changed, headline medians moved)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -18,6 +19,7 @@ from sitegen.pages.safe_json import script_json
 from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
 from sitegen.records.layout import sha256_file
+from sitegen.records.left_out import LeftOut
 from sitegen.site_layout import CHANGELOG_PAGE
 from sitegen.statistics.report import Report
 from sitegen.validation.rules import RULE_CATALOG
@@ -208,20 +210,28 @@ def changelog_data_path(lang: str) -> str:
     return f"{CHANGELOG_DIR}/{lang}.json"
 
 
-def changelog_docs(changes: Changes, catalogs: dict[str, Catalog]) -> dict[str, bytes]:
+def changelog_docs(
+    changes: Changes, catalogs: dict[str, Catalog], left_out: Sequence[LeftOut] = ()
+) -> dict[str, bytes]:
     """The changelog page of one version in both languages (mkdocs docs paths → bytes):
     its own changes without its or its predecessor's label (the page is the same in every
     version of the same figures), which every version's changes replace where scripts can
-    fetch them."""
+    fetch them; then every campaign the version leaves out (``left_out``), with why."""
     env = publish_templates()
+    partials = html_environment(str(packaged_theme() / "partials"))
     docs = {}
     for lang in LANGUAGES:
         catalog = catalogs[lang]
+        table = partials.get_template("_left_out_table.html").render(
+            t=catalog.t, lang=lang, entries=left_out
+        )
         body = env.get_template("changelog.html").render(
             t=catalog.t,
             lang=lang,
             changes=changes,
             data=f"{to_versions(lang, 1)}../{changelog_data_path(lang)}",
+            left_out_count=len(left_out),
+            left_out_table=Markup(table),
         )
         docs[page_name(CHANGELOG_PAGE, lang)] = html_page(
             catalog.t("changelog.title"), body, searched=False

@@ -4,13 +4,13 @@ imports the renderer (pandas, plotly, mkdocs take most of a second to import).""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from importlib import metadata
 from pathlib import Path
 
 import sitegen
 from sitegen.publish.marker import BuildMarker, read_build_marker
-from sitegen.records.layout import CAMPAIGNS_DIR, LOCK_FILE, check_skipped
+from sitegen.records.layout import CAMPAIGNS_DIR, LOCK_FILE, REGISTRY_FILE, check_skipped
 from sitegen.signing import PUBLIC_KEY_FILE
 
 RENDERING_PACKAGES = (
@@ -29,13 +29,17 @@ RENDERING_PACKAGES = (
 
 
 def input_digest(
-    data_dir: Path, project_dir: Path, version: str | None, skip: Collection[str] = ()
+    data_dir: Path,
+    project_dir: Path,
+    version: str | None,
+    skip: Collection[str] | Mapping[str, str] = (),
 ) -> str:
     """SHA-256 over everything the site is made from: the files a build reads, sitegen's
     own code and the renderer versions (cheap next to rendering: hashing, no parsing).
 
-    ``skip``: the campaign directories left out (``--skip``): the list counts, their
-    files do not.
+    ``skip``: the campaign directories left out (``--skip``): the list and its reasons
+    count, their files do not. The registry of campaigns (``registry.jsonl``) counts: the
+    site lists the discarded campaigns it names.
 
     Campaign files count by size and modification time, not by their bytes: records files
     grow to gigabytes, and a build reads them once, hashing them against their manifest as
@@ -49,17 +53,20 @@ def input_digest(
         digest.update(data)
 
     add("label", (version or "").encode())
-    add("skip", "\0".join(sorted(set(skip))).encode())
+    reasons = skip if isinstance(skip, Mapping) else dict.fromkeys(skip, "")
+    add("skip", "\0".join(f"{name}\0{reasons[name]}" for name in sorted(reasons)).encode())
     roots = {
         "project": project_dir,
         "sitegen": Path(sitegen.__file__).parent,
         "campaigns": data_dir / CAMPAIGNS_DIR,
+        "data": data_dir,
     }
     # The key file too: a build refuses one missing or replaced (signing.project_key).
     sources = [("project", project_dir / "mkdocs.yml"), ("project", project_dir / PUBLIC_KEY_FILE)]
     sources += [("project", p) for f in ("content", "theme") for p in (project_dir / f).rglob("*")]
     sources += [("sitegen", p) for p in roots["sitegen"].rglob("*")]
     sources += [("campaigns", p) for p in roots["campaigns"].rglob("*")]
+    sources += [("data", data_dir / REGISTRY_FILE)]
     for root, path in sorted(sources):
         relative = path.relative_to(roots[root])
         # Every campaign file but the engine logs and the lock a measure takes (plans,
@@ -87,7 +94,7 @@ def unchanged_build(
     site_dir: Path,
     project_dir: Path,
     version: str | None,
-    skip: Collection[str] = (),
+    skip: Collection[str] | Mapping[str, str] = (),
 ) -> tuple[str, BuildMarker | None]:
     """The inputs' digest, and the site's build marker when the site was built from
     exactly these inputs (``None``: something changed). Raises ``UsageError`` when

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from sitegen.errors import Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
@@ -76,7 +83,13 @@ class Annotations(StrictModel):
     """Version of this format."""
     publish: bool = True
     """``false`` leaves the campaign out of the site (e.g. a campaign whose every trial
-    failed); its records stay on disk."""
+    failed); its records stay on disk. It needs an ``unpublished_reason``: the site lists
+    every campaign it leaves out, with its id, plan name and reason, on the changelog and
+    on the method page of its plan's report."""
+    unpublished_reason: Bilingual | None = Field(default=None, validate_default=True)
+    """Why the campaign is left out (``publish: false``), in both languages: author text
+    (emphasis, lists and links, never markup, no figure written by hand), shown where the
+    site lists the campaign. Required with ``publish: false``, refused without it."""
     review: Literal["human", "automated", "none"] = "none"
     """Who reviewed the full answers (C-REVIEW); the pages state this declaration and
     nothing else."""
@@ -103,6 +116,24 @@ class Annotations(StrictModel):
                 "measuring; remove random_examples"
             )
         return None
+
+    @field_validator("unpublished_reason", mode="after")
+    @classmethod
+    def _reason_for_leaving_out(
+        cls, value: Bilingual | None, info: ValidationInfo
+    ) -> Bilingual | None:
+        publish = info.data.get("publish")  # absent: publish itself was refused
+        if publish is False and value is None:
+            raise ValueError(
+                "publish: false needs a reason, which the site shows where it lists the "
+                "campaign as left out: add unpublished_reason: {ja: …, en: …}"
+            )
+        if publish is True and value is not None:
+            raise ValueError(
+                "a reason for leaving the campaign out, but publish is not false: remove "
+                "unpublished_reason, or set publish: false"
+            )
+        return value
 
     @model_validator(mode="after")
     def _reviewer_named(self) -> Annotations:

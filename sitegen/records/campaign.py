@@ -239,7 +239,7 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
     """Read one campaign, appending every problem to ``issues``. A campaign that cannot be
     read as a whole (nothing in it, no plan, what a stopped measure left at the end of its
     records, an unreadable line) is one issue that names the cure, and ``None``."""
-    leave_out = f"or leave it out with --skip {directory.name}"
+    leave_out = f"or leave it out with --skip {directory.name}=REASON"
     if not campaign_files(directory) and not (directory / MANIFEST_FILE).exists():
         issues.append(
             Issue(

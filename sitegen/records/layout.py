@@ -16,6 +16,9 @@ from sitegen.errors import UsageError
 
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
+REGISTRY_FILE = "registry.jsonl"
+"""In ``data/``: every campaign ``measure`` registered, one JSON line each
+(``records.registry``); the site lists those no longer in ``campaigns/`` as discarded."""
 PLAN_FILE = "plan.json"
 IMPORT_FILE = "import.json"
 """An imported campaign's registration (``sitegen import``), in place of a plan."""

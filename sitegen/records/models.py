@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from sitegen.models import StrictModel
 from sitegen.plan.models import SpeculativeSpec
@@ -465,6 +465,13 @@ class Manifest(StrictModel):
     the first manifest before any request runs and kept by every later one; every record
     starts after it (C-PLANNED). ``None`` in campaigns written before it was recorded,
     whose registration is then the first record's start, as the method page states."""
+    registration_nonce: str | None = Field(default=None, pattern=r"^[0-9a-f]{8}$")
+    """The random nonce drawn when the campaign was registered, part of its id
+    (``<plan name>-<nonce>-<12 hex of the plan hash>``): a plan measured again after its
+    campaign was deleted is a new campaign, and the site lists the deleted one as
+    discarded. Absent in campaigns registered before nonces were, whose id is
+    ``<plan name>-<12 hex>`` (the key is written only when set, so their manifests keep
+    their bytes)."""
     record_count: int = Field(ge=0)
     """Records in ``records.jsonl`` when the manifest was written."""
     artifacts: list[ArtifactEntry]
@@ -476,6 +483,13 @@ class Manifest(StrictModel):
     and cleared once the manifest signs it. After a kill between the two, a last unsigned
     line with this hash is known to be measure's own and is signed on resume; any other
     unsigned line is refused. ``None`` when every record is signed."""
+
+    @model_serializer(mode="wrap")
+    def _nonce_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict:
+        data = handler(self)
+        if data.get("registration_nonce") is None:
+            data.pop("registration_nonce", None)
+        return data
 
 
 class PublishedManifest(StrictModel):

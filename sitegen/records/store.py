@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +57,14 @@ from sitegen.records.models import (
     ArtifactEntry,
     Manifest,
     TrialRecord,
+)
+from sitegen.records.registry import (
+    Registration,
+    append_registration,
+    find_campaign,
+    new_nonce,
+    nonce_of,
+    registry_lock,
 )
 from sitegen.records.verify import RULE, artifact_issues, campaign_files
 from sitegen.signing import SIGNATURE_SUFFIX, Signer, signature_issues, signature_problem
@@ -111,10 +119,13 @@ class CampaignStore:
         records_digest: _GrowingDigest,
         log_digests: list[_GrowingDigest],
         registered_at: str | None,
+        nonce: str | None = None,
     ) -> None:
         self.directory = directory
         self.plan = plan
-        self.campaign_id = campaign_id(plan)
+        self.campaign_id = campaign_id(plan, nonce)
+        self.nonce = nonce
+        """The registration nonce (``None``: a campaign registered before nonces were)."""
         self.plan_sha256 = plan_sha256(plan)
         self.records_path = directory / RECORDS_FILE
         self.engine_log_path = directory / ENGINE_LOG
@@ -134,19 +145,26 @@ class CampaignStore:
     def open(
         cls, campaigns_dir: Path, plan: Plan, signer: Signer | None = None
     ) -> Iterator[CampaignStore]:
-        """Create the campaign directory, or reopen it to resume, and hold its lock until
-        the block ends. Raises ``LockedError`` if another process holds it and
+        """Create the campaign directory (a new registration, with a new nonce: see
+        ``records.registry``), or reopen the plan's campaign to resume, and hold its lock
+        until the block ends. Raises ``LockedError`` if another process holds it and
         ``IntegrityError`` if the files do not match the manifest, or (with a ``signer``)
         if the manifest in place is not signed by the signer's key; a directory that holds
         no plan yet is removed when opening fails. ``signer``: signs every manifest."""
-        directory = campaigns_dir / campaign_id(plan)
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StorageError.from_os_error(
-                exc, "create the campaign directory", directory
-            ) from exc
-        with exclusive_lock(directory / LOCK_FILE, f"campaign {directory}"):
+        with ExitStack() as held:
+            # Found or created under the registry's lock, and locked before it is let go:
+            # a second measure of the plan finds this directory, and its lock refuses it.
+            with registry_lock(campaigns_dir.parent):
+                directory = find_campaign(campaigns_dir, plan)
+                if directory is None:
+                    directory = campaigns_dir / campaign_id(plan, new_nonce())
+                try:
+                    directory.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StorageError.from_os_error(
+                        exc, "create the campaign directory", directory
+                    ) from exc
+                held.enter_context(exclusive_lock(directory / LOCK_FILE, f"campaign {directory}"))
             try:
                 store = cls._reopen(directory, plan, signer)
             except BaseException:
@@ -213,6 +231,16 @@ class CampaignStore:
         )
         for relative in (RECORDS_FILE, *LOG_FILES):
             _create_empty(directory / relative)
+        registered_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        append_registration(
+            directory.parent.parent,
+            Registration(
+                campaign_id=directory.name,
+                plan_name=plan.name,
+                plan_sha256=plan_sha256(plan),
+                registered_at=registered_at,
+            ),
+        )
         return cls(
             directory,
             plan,
@@ -221,7 +249,8 @@ class CampaignStore:
             plan_entry,
             _GrowingDigest(RECORDS_FILE),
             [_GrowingDigest(relative) for relative in LOG_FILES],
-            registered_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            registered_at=registered_at,
+            nonce=nonce_of(directory.name, plan),
         )
 
     @classmethod
@@ -236,12 +265,18 @@ class CampaignStore:
         record after them."""
         manifest_path = directory / MANIFEST_FILE
         issues: list[Issue] = []
-        if manifest.plan_sha256 != plan_sha256(plan) or manifest.campaign_id != campaign_id(plan):
+        nonce = nonce_of(directory.name, plan)
+        if (
+            manifest.plan_sha256 != plan_sha256(plan)
+            or manifest.campaign_id != directory.name
+            or manifest.registration_nonce != nonce
+        ):
             issues.append(
                 Issue(
                     str(manifest_path),
                     f"registers campaign {manifest.campaign_id} (plan sha256 "
-                    f"{manifest.plan_sha256}), not this plan's {campaign_id(plan)}",
+                    f"{manifest.plan_sha256}, nonce {manifest.registration_nonce or 'none'}), "
+                    f"not this plan's {directory.name}",
                     RULE,
                 )
             )
@@ -317,6 +352,7 @@ class CampaignStore:
             records_digest,
             log_digests,
             registered_at=manifest.registered_at,
+            nonce=nonce,
         )
 
     def latest_attempts(self) -> dict[str, LatestAttempt]:
@@ -363,6 +399,7 @@ class CampaignStore:
             campaign_id=self.campaign_id,
             plan_sha256=self.plan_sha256,
             registered_at=self._registered_at,
+            registration_nonce=self.nonce,
             record_count=self._record_count,
             artifacts=sorted(artifacts, key=lambda entry: entry.path),
             pending_record_sha256=pending,

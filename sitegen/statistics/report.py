@@ -21,6 +21,7 @@ from sitegen.plan.items import plan_items
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
 from sitegen.records.campaign import Campaign
+from sitegen.records.left_out import LeftOut
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256
 from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleView, example_views
@@ -192,6 +193,9 @@ class Report:
     """Fingerprint of the key the project declares (``None``: it declares none)."""
     signed_at: str | None = None
     """When the campaign's manifest was signed with it."""
+    left_out: tuple[LeftOut, ...] = ()
+    """The campaigns of this report's plan (by name) that the version does not publish,
+    each with why (``records.left_out``): the method page lists them."""
 
     @property
     def plan(self) -> Plan:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import yaml
 from sitegen.errors import Issue
 from sitegen.project import packaged_theme
 from sitegen.records.campaign import Campaign
+from sitegen.records.left_out import LeftOut
 from sitegen.text import LANGUAGES
 from sitegen.validation.figures import describe, find_figures
 from sitegen.validation.rules import check, violation
@@ -68,6 +69,22 @@ def _no_figures_in_plan_or_annotations(campaign: Campaign) -> list[Issue]:
         for i, analysis in enumerate(notes.post_hoc):
             yield f"{where} post_hoc.{i}.label", analysis.label
             yield from _bilingual(f"{where} post_hoc.{i}.reason", analysis.reason)
+
+    return _figure_issues(fields())
+
+
+def left_out_figure_issues(entries: Iterable[LeftOut]) -> list[Issue]:
+    """C-FIGURE over the reasons of the campaigns a version leaves out, which its changelog
+    and method pages show (the reasons of the campaigns it publishes are checked with them)."""
+
+    def fields() -> Iterator[tuple[str, object]]:
+        for entry in entries:
+            if entry.reason is None:
+                continue
+            if entry.cause == "annotations":
+                yield from _bilingual(entry.where, entry.reason)
+            else:  # one text, shown in both languages
+                yield entry.where, entry.reason.en
 
     return _figure_issues(fields())
 

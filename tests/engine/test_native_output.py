@@ -15,8 +15,9 @@ from sitegen.engine.options import validate_engine_options
 from sitegen.errors import ConfigError
 from sitegen.measure import run_campaign
 from sitegen.measure.native import native_output_to
-from sitegen.plan.io import campaign_id, canonical_plan_json
+from sitegen.plan.io import canonical_plan_json
 from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan
+from sitegen.records.registry import find_campaign
 from tests.conftest import make_plan
 
 # What llama.cpp logs loading a file that is not GGUF (xllamacpp 2026.10).
@@ -133,7 +134,7 @@ def test_a_model_that_is_not_gguf_is_one_line_quoting_llama_cpp(tmp_path, capsys
         f"condition off stopped after 3 engine failures in a row ({reason}); "
         "1 of its trial(s) left pending"
     ) in err.splitlines()
-    directory = tmp_path / "data" / "campaigns" / campaign_id(plan)
+    directory = find_campaign(tmp_path / "data" / "campaigns", plan)
     records = [json.loads(line) for line in (directory / "records.jsonl").read_text().splitlines()]
     assert [record["failure_reason"] for record in records] == [reason] * 3
     log = (directory / "logs" / "engine.log").read_text()

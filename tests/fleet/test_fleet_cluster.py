@@ -130,7 +130,7 @@ def test_each_campaign_runs_on_its_node_and_the_data_builds(cluster, tmp_path, c
     for directory in sorted((data / "campaigns").iterdir()):
         verify_campaign(directory)
         records = _records(directory)
-        name = records[0]["campaign_id"].rsplit("-", 1)[0]
+        name = records[0]["campaign_id"].split("-", 1)[0]  # <plan name>-<nonce>-<hash>
         assert [r["trial_id"] for r in records] == [
             "spec-off/warmup-0",
             "spec-off/count/r0",

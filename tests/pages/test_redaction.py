@@ -33,6 +33,7 @@ from tests.sitefixtures import (
     published_folder,
     read_records,
     report_address,
+    reregister,
     resign,
     write_records,
 )
@@ -86,13 +87,18 @@ def _replan(directory: Path, plan: Plan) -> Path:
     hash, the directory and the manifest follow). Returns the campaign directory."""
     moved = directory.with_name(campaign_id(plan))
     directory.rename(moved)
+    reregister(directory.name, moved, plan)
     (moved / PLAN_FILE).write_text(canonical_plan_json(plan), encoding="utf-8")
     records = read_records(moved / RECORDS_FILE)
     for record in records:
         record.update(campaign_id=campaign_id(plan), plan_sha256=plan_sha256(plan))
     manifest = Manifest.model_validate_json((moved / MANIFEST_FILE).read_bytes())
     relabelled = manifest.model_copy(
-        update={"campaign_id": campaign_id(plan), "plan_sha256": plan_sha256(plan)}
+        update={
+            "campaign_id": campaign_id(plan),
+            "plan_sha256": plan_sha256(plan),
+            "registration_nonce": None,
+        }
     )
     (moved / MANIFEST_FILE).write_text(relabelled.model_dump_json(indent=2) + "\n")
     write_records(moved / RECORDS_FILE, records)

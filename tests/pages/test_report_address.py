@@ -26,5 +26,7 @@ def test_two_published_campaigns_with_one_plan_name_are_refused_naming_both(tmp_
         render_site(tmp_path / "data", PROJECT)
     message = str(caught.value)
     assert first.name in message and second.name in message and "reports/unit/" in message
-    (first / "annotations.yaml").write_text("publish: false\n", encoding="utf-8")
+    (first / "annotations.yaml").write_text(
+        "publish: false\nunpublished_reason: {ja: 試し測り, en: a trial run}\n", encoding="utf-8"
+    )
     assert rendered_reports(render_site(tmp_path / "data", PROJECT)) == {"unit"}

@@ -24,6 +24,7 @@ from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.records import store
 from sitegen.records.campaign import parse_records, read_campaign, read_campaigns
 from sitegen.records.layout import ENGINE_LOG
+from sitegen.records.registry import find_campaign
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import excluded_counts, trials_frame
 from tests.conftest import break_the_sixth_append, make_plan
@@ -45,7 +46,9 @@ def plan_file(tmp_path, plan) -> Path:
 
 
 def _directory(data: Path, plan: Plan) -> Path:
-    return data / "campaigns" / campaign_id(plan)
+    """The campaign of ``plan`` that measure resumes; before any (none registered), the id
+    of a campaign registered before nonces, which measure takes over too."""
+    return find_campaign(data / "campaigns", plan) or data / "campaigns" / campaign_id(plan)
 
 
 def _lines(directory: Path) -> list[str]:
@@ -158,7 +161,6 @@ sys.exit(main(sys.argv[1:]))
 def test_two_concurrent_measures_record_every_trial_once(tmp_path, plan, plan_file):
     data = tmp_path / "data"
     arguments = ["measure", "--plan", str(plan_file), "--data", str(data)]
-    records = _directory(data, plan) / "records.jsonl"
     first = subprocess.Popen(
         [sys.executable, "-c", SLOW_MEASURE, *arguments],
         cwd=REPO,
@@ -167,7 +169,10 @@ def test_two_concurrent_measures_record_every_trial_once(tmp_path, plan, plan_fi
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not (records.exists() and records.read_bytes().count(b"\n") >= 1):
+    while not (
+        (records := _directory(data, plan) / "records.jsonl").exists()
+        and records.read_bytes().count(b"\n") >= 1
+    ):
         assert time.monotonic() < deadline and first.poll() is None, first.communicate()
         time.sleep(0.01)
     second = subprocess.run(
@@ -547,9 +552,8 @@ def test_data_dir_that_is_a_file_is_one_line(tmp_path, plan_file, plan, capsys):
     data = tmp_path / "data"
     data.write_text("not a directory\n")
     assert _measure(plan_file, data) == 2
-    assert _error(capsys) == (
-        f"cannot create the campaign directory {_directory(data, plan)}: Not a directory"
-    )
+    # The registry in the data directory is the first thing measure opens.
+    assert _error(capsys) == f"cannot create the data directory {data}: File exists"
     assert data.read_text() == "not a directory\n"
 
 
@@ -561,8 +565,7 @@ def test_read_only_data_dir_is_one_line(tmp_path, plan_file, plan, capsys, monke
     assert _measure(plan_file, tmp_path / "data") == 2
     monkeypatch.undo()
     assert _error(capsys) == (
-        f"cannot create the campaign directory {_directory(tmp_path / 'data', plan)}: "
-        "Read-only file system"
+        f"cannot create the data directory {tmp_path / 'data'}: Read-only file system"
     )
     assert not (tmp_path / "data").exists()
 

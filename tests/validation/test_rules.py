@@ -203,6 +203,7 @@ FAILING_CASES = {
         "index.md", 'data-caveat="C-IMPORTED"', 'data-caveat="C-NONE"', imported=True
     ),
     "C-LOAD": PageEdit("speed.md", 'data-caveat="C-LOAD"', ""),
+    "C-UNPUBLISHED": PageEdit("method.md", 'data-caveat="C-UNPUBLISHED"', ""),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
 
