@@ -8,6 +8,9 @@ Every directive call is replaced by a placeholder while the template renders. Th
 is then Markdown the build renders itself (markdown-it-py: CommonMark and tables, raw
 HTML off), so the only markup of a page comes from directives, put in after the prose
 is rendered and checked on its own (the ``prose`` checks of the rule catalog, C-FIGURE).
+What a reader sees beside the prose is author text too: link, image and
+reference-definition titles (tooltips) and image alt texts go through C-FIGURE by field
+(``Prose.attributes``), an image needs alt text and no directive goes into a tooltip.
 Headings stay Markdown heading lines of escaped text, so mkdocs still takes the page
 title and the table of contents from them.
 """
@@ -32,6 +35,7 @@ from markupsafe import Markup, escape
 from sitegen.errors import DataError, Issue
 from sitegen.pages.author_text import link_allowed
 from sitegen.pages.directives import markdown_inline_text
+from sitegen.validation.figures import readable
 
 _PLACEHOLDER = "\x02sg{index}\x03"
 _PLACEHOLDERS = re.compile("\x02sg(\\d+)\x03")
@@ -142,6 +146,9 @@ class Prose:
     """Every visible text of the prose (directive outputs taken out), for the prose checks."""
     problems: list[str]
     """What an author may not write (raw HTML, numbered lists), one line each."""
+    attributes: list[tuple[str, str]] = field(default_factory=list)
+    """The texts a reader sees outside the prose, by field: tooltips (``link title``,
+    ``image title``, ``reference definition [label] title``) and ``image alt text``."""
 
 
 def render_prose(text: str) -> Prose:
@@ -152,6 +159,8 @@ def render_prose(text: str) -> Prose:
         for token in _walk(_html_finder().parse(text))
         if token.type in ("html_block", "html_inline")
     ]
+    attributes, attribute_problems = _attributes(text)
+    problems += attribute_problems
     tokens = _markdown().parse(text)
     if any(token.type == "ordered_list_open" for token in tokens):
         # Its item numbers are figures the page shows (CSS counters), written by hand.
@@ -175,7 +184,43 @@ def render_prose(text: str) -> Prose:
     read = _TextReader()
     read.feed(_PLACEHOLDERS.sub(" ", html))
     read.close()
-    return Prose("\n\n".join(b for b in blocks if b), "".join(read.text), problems)
+    markdown = "\n\n".join(b for b in blocks if b)
+    return Prose(markdown, "".join(read.text), problems, attributes)
+
+
+def _attributes(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The tooltips and alt texts of Markdown ``text``, by field, and what is wrong with
+    them: an image without alt text, a directive inside a tooltip. Content Markdown shows
+    an image as a link whose text is its alt text (no picture); reference definitions
+    count whether or not a link uses them."""
+    found: list[tuple[str, str]] = []
+    env: dict = {}
+    tokens = _html_finder().parse(text, env)  # images on: to find them
+    for label, definition in env.get("references", {}).items():
+        found.append((f"reference definition [{label.lower()}] title", definition.get("title")))
+    problems = []
+    for token in _walk(tokens):
+        if token.type == "image":
+            if not readable(token.content).strip():
+                problems.append(
+                    "an image without alt text: content shows an image as a link whose text is "
+                    "its alt text; write what it shows"
+                )
+            found.append(("image alt text", token.content))
+            found.append(("image title", token.attrGet("title")))
+        elif token.type == "link_open":
+            found.append(("link title", token.attrGet("title")))
+    attributes: list[tuple[str, str]] = []
+    for name, value in found:
+        if value and (name == "image alt text" or value not in {v for _, v in attributes}):
+            attributes.append((name, str(value)))
+    problems += [
+        f"a directive in the {name} {_PLACEHOLDERS.sub('…', value)[:60]!r}: a tooltip shows "
+        "text only; put directives in the prose, beside their caveats"
+        for name, value in attributes
+        if name != "image alt text" and _PLACEHOLDERS.search(value)
+    ]
+    return attributes, problems
 
 
 def _walk(tokens: list[Token]):

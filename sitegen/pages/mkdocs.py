@@ -21,6 +21,7 @@ from pydantic import Field, HttpUrl, ValidationError, field_validator
 from sitegen.errors import BuildError, DataError, Issue, one_line
 from sitegen.models import StrictModel
 from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.logo import svg_logo_problems
 from sitegen.pages.render import overview_page, report_pages
 from sitegen.pages.search_index import write_search_parts
 from sitegen.project import packaged_theme, require_project
@@ -193,7 +194,8 @@ class SiteSettings(StrictModel):
     repo_name: str | None = None
     """The repository's name as shown."""
     logo: str | None = None
-    """The header's logo: a file under the project's ``theme/assets/`` (e.g. ``logo.svg``)."""
+    """The header's logo: a file under the project's ``theme/assets/`` (e.g. ``logo.svg``);
+    an SVG one may only draw (``pages.logo``: no text, scripts or outside references)."""
     palette: Palette | None = None
     """The site's colours (material's ``palette.primary`` and ``palette.accent`` names)."""
     indexing: Literal["allow", "noindex"] | None = None
@@ -227,7 +229,8 @@ class SiteSettings(StrictModel):
 def read_site_settings(project_dir: Path) -> SiteSettings:
     """The project's ``mkdocs.yml``; raises ``ConfigError`` when there is none and
     ``DataError`` naming the file and the key of every setting outside ``SiteSettings``
-    (the build owns the rest) or a logo that is not a file of ``theme/assets/``."""
+    (the build owns the rest), a logo that is not a file of ``theme/assets/`` or an SVG
+    logo that writes text, runs code or refers to other files (``pages.logo``)."""
     path = require_project(project_dir)
     try:
         loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
@@ -250,6 +253,14 @@ def read_site_settings(project_dir: Path) -> SiteSettings:
     if settings.logo and not (project_dir / "theme" / "assets" / settings.logo).is_file():
         where = project_dir / "theme" / "assets" / settings.logo
         raise DataError([Issue(f"{path} → logo", f"no file {where}", "config")])
+    logo = project_dir / "theme" / "assets" / settings.logo if settings.logo else None
+    if logo is not None and (found := svg_logo_problems(logo)):
+        problem = (
+            f"{logo} holds {', '.join(found[:4])}{' …' if len(found) > 4 else ''}: an SVG logo "
+            "only draws (no text, scripts, embedded documents, event attributes or references "
+            "to other files); draw words as paths, or use a raster logo"
+        )
+        raise DataError([Issue(f"{path} → logo", problem, "config")])
     return settings
 
 

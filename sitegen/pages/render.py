@@ -36,6 +36,7 @@ from sitegen.validation import (
     check_prose,
     check_report_pages,
 )
+from sitegen.validation.figure_checks import markup_text_issues
 from sitegen.validation.page_facts import read_page
 
 REPORT_PAGES: dict[str, Callable[[Report], bool]] = {
@@ -334,6 +335,7 @@ def render_page(
     prose = render_prose(text)
     issues = [Issue(f"content/{template_name}", p, "content") for p in prose.problems]
     issues.extend(check_prose(template_name, prose.text))
+    issues.extend(markup_text_issues(template_name, prose.attributes))
     return calls.substitute(prose.markdown), issues
 
 

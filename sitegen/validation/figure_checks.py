@@ -1,6 +1,9 @@
 """C-FIGURE over every text an author writes that reaches a page: content prose as the
 page renders it, plan titles and condition ids, annotation reasons and reviewer names,
-comparison titles, catalog strings and the texts of ``mkdocs.yml`` (``copyright`` …).
+comparison titles, catalog strings and the texts of ``mkdocs.yml`` (``copyright`` …),
+and the side channels a reader sees without reading the page: link and image titles and
+image alt texts of content Markdown (tooltips), the names of ``extra.social`` links and
+the titles and publishers of ``content/sources.yaml``.
 
 One detector (``validation.figures``) reads them all; each issue names the file, the
 field (dotted path) and the figures found.
@@ -106,24 +109,34 @@ def _no_figures_in_comparison_titles(project_dir: Path) -> list[Issue]:
 
 @check("C-FIGURE", "project")
 def _no_figures_in_catalog_strings(project_dir: Path) -> list[Issue]:
-    """Catalog strings the code shows as they are (no ``{value}`` filled in): the packaged
-    catalog's and those the project replaces."""
+    """The packaged catalog's strings the code shows as they are (no ``{value}`` filled
+    in), and every string the project replaces, its placeholders left out."""
     issues: list[Issue] = []
-    for theme in (packaged_theme(), project_dir / "theme"):
+    for theme, own in ((packaged_theme(), False), (project_dir / "theme", True)):
         for lang in LANGUAGES:
             path = theme / "i18n" / f"{lang}.yml"
             try:
                 text = path.read_text(encoding="utf-8")
             except OSError:
                 continue  # missing: the catalog loader reports it
-            issues += _catalog_file_issues(str(path), text)
+            issues += _catalog_file_issues(str(path), text, own)
     return issues
 
 
+@check("C-FIGURE", "project")
+def _catalog_overrides_only_relabel(project_dir: Path) -> list[Issue]:
+    """A project's catalog replaces interface labels only, keeping their placeholders
+    (``pages.i18n.catalog_override_issues``): caveats and disclaimers are sitegen's."""
+    from sitegen.pages.i18n import catalog_override_issues  # it reads figures.readable
+
+    return catalog_override_issues(project_dir)
+
+
 @lru_cache(maxsize=16)
-def _catalog_file_issues(path: str, text: str) -> tuple[Issue, ...]:
+def _catalog_file_issues(path: str, text: str, every: bool = False) -> tuple[Issue, ...]:
     """The issues of one catalog file with this text: a pure function of both, kept, as the
-    packaged catalog (hundreds of strings) is the same at every build of a process."""
+    packaged catalog (hundreds of strings) is the same at every build of a process.
+    ``every``: strings with placeholders too (a project's), read without them."""
     try:
         loaded = load_yaml(text)
     except yaml.YAMLError:
@@ -131,11 +144,38 @@ def _catalog_file_issues(path: str, text: str) -> tuple[Issue, ...]:
     strings = loaded if isinstance(loaded, dict) else {}
     return tuple(
         _figure_issues(
-            (f"{path} → {key}", value)
+            (f"{path} → {key}", PLACEHOLDER.sub(" ", str(value)) if every else value)
             for key, value in strings.items()
-            if not has_placeholders(str(value))
+            if every or not has_placeholders(str(value))
         )
     )
+
+
+PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+"""A ``{name}`` of a catalog string: a value the code fills in, not author text."""
+
+
+@check("C-FIGURE", "project")
+def _no_figures_in_sources(project_dir: Path) -> list[Issue]:
+    """The titles and publishers of ``content/sources.yaml``, which every quotation shows
+    beside its figure and the method page lists."""
+    path = project_dir / "content" / "sources.yaml"
+    sources = _yaml_mapping(path).get("sources")
+
+    def fields() -> Iterator[tuple[str, object]]:
+        for i, source in enumerate(sources if isinstance(sources, list) else []):
+            if isinstance(source, dict):
+                for field in ("title", "publisher"):
+                    yield f"{path} → sources.{i}.{field}", source.get(field)
+
+    return _figure_issues(fields())
+
+
+def markup_text_issues(template: str, fields: Iterable[tuple[str, str]]) -> list[Issue]:
+    """C-FIGURE over the texts of a content page that are not its prose: tooltips (link,
+    image and reference-definition titles) and image alt texts (``Prose.attributes``), each
+    named by its field."""
+    return _figure_issues((f"content/{template} → {field}", text) for field, text in fields)
 
 
 SITE_TEXT_SETTINGS = ("copyright", "site_description", "site_author", "repo_name")
@@ -163,8 +203,20 @@ def _no_figures_in_site_settings(project_dir: Path) -> list[Issue]:
         for lang in LANGUAGES:
             if isinstance(title, dict):
                 yield f"{path} → title.{lang}", title.get(lang)
+        extra = settings.get("extra")
+        social = extra.get("social") if isinstance(extra, dict) else None
+        for i, link in enumerate(social if isinstance(social, list) else []):
+            if isinstance(link, dict):
+                yield f"{path} → extra.social.{i}.name", link.get("name")
+                # An icon is a picture: "material/numeric-3-box" shows a figure.
+                icon = link.get("icon")
+                yield f"{path} → extra.social.{i}.icon", ICON_WORDS.sub(" ", str(icon or ""))
 
     return _figure_issues(fields())
+
+
+ICON_WORDS = re.compile(r"[/_-]")
+"""What separates the words of an icon's name (``fontawesome/brands/github``)."""
 
 
 def has_placeholders(template: str) -> bool:
