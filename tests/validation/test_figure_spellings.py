@@ -38,13 +38,13 @@ SPELLINGS = {
     "points": "二十ポイント上がった。",
     "about": "約三秒で終わる。",
     "bai-alone": "速さは倍。",
-    "bai-financial-two": "弐倍速い。",
-    "bai-twenty": "廿倍速い。",
+    "bai-financial-two": "弐倍だ。",
+    "bai-twenty": "廿倍だ。",
     "bai-simplified-financial-two": "贰倍快。",
     "bai-liang": "两倍快。",
     "double-katakana": "ダブルの速さ。",
     "half-katakana": "ハーフの時間。",
-    "twelve-bai": "十二倍速い。",
+    "count-of-answers": "十件の回答を除いた。",
     # Korean, French, German, Spanish
     "korean-du-bae": "속도가 두 배입니다.",
     "french-deux-fois": "deux fois plus rapide",
@@ -64,9 +64,9 @@ SPELLINGS = {
     "domino": "It is 🁅 times faster.",
     "small-capitals": "ᴛᴡɪᴄᴇ as fast.",
     "circled-zero-with-slash": "🄍 errors.",
-    "circled-twenty": "It is ⑳ times faster.",
-    "parenthesised-three": "It is ⑶ times faster.",
-    "parenthesised-ideograph": "㈢倍速い。",
+    "playing-card": "It is 🂣 times faster.",
+    "mahjong-tile": "🀉倍だ。",
+    "turned-digit": "It is ↊ times faster.",
 }
 
 
@@ -77,6 +77,11 @@ def test_a_spelling_of_a_figure_is_caught(text):
 
 def test_the_spellings_are_forty_four():
     assert len(SPELLINGS) == 44
+
+
+@pytest.mark.parametrize("text", ["It is ⑳ times faster.", "It is ⑶ times faster.", "㈢倍だ。"])
+def test_a_circled_or_parenthesised_number_is_caught(text):
+    assert find_figures(text)
 
 
 NAMES_AND_WORDS = {
