@@ -21,22 +21,34 @@ import io
 import json
 import posixpath
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from pydantic import ValidationError
 
 from sitegen.errors import DataError, SitegenError, UsageError, one_line
 from sitegen.importers.campaign import OWN_FILES, import_own_downloads, read_published_manifest
 from sitegen.pages.downloads import make_downloads
-from sitegen.pages.published_figures import FIGURE_ATTRIBUTE, report_figures
+from sitegen.pages.published_figures import report_figures
+from sitegen.publish.objects import folder_digest
+from sitegen.publish.signed_files import (
+    FILE_LIST,
+    LIST_FILES,
+    PageMarks,
+    SignedFiles,
+    in_root_list,
+    read_marks,
+)
 from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.records.layout import CAMPAIGNS_DIR, IMPORT_FILE
+from sitegen.records.models import PublishedManifest
 from sitegen.redact import EnvPolicy, Redactor, RedactPolicy, redact_campaign
 from sitegen.signing import (
     PUBLIC_KEY_FILE,
@@ -50,16 +62,25 @@ from sitegen.statistics.report import Report, make_report
 from sitegen.validation import validate_campaigns
 
 DOWNLOADS = "downloads"
+UNLISTED_LIMIT = 64 << 20
+"""Bytes read at most of a file whose size no signed list gives (``versions.json``, the
+lists themselves, the files of a version published before lists)."""
+READ_BLOCK = 1 << 16
+READ_TIMEOUT_S = 60.0
+"""The longest wait for a server's next bytes."""
+DEADLINE_S = 1800.0
+"""An audit's default overall deadline, all reads together (``--deadline``)."""
 SUMS_FILE = "SHA256SUMS"
 RECOMPUTED_KINDS = (".csv", ".parquet", ".jsonl.gz", "plan.json", "manifest.json")
 """Downloads derived from the records and plan, hence recomputed and compared."""
 CELLS_SHOWN = 10
 """Changed cells listed per table (the rest are counted)."""
 NOT_RECOMPUTED = (
-    "not recomputed: annotations (post-hoc analyses, threshold claims, curated examples; "
-    "they are not in the downloads), the home page, comparison pages, charts and "
-    "figures a page does not mark with data-figure"
+    "annotations (post-hoc analyses, threshold claims, curated examples; they are not in "
+    "the downloads), the home, overview, comparison, changelog and history pages, charts "
+    "and figures a page does not mark with data-figure"
 )
+"""What no figure table covers: a version's signed list hashes it, nothing recomputes it."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +113,11 @@ class AuditResult:
     """Downloads whose SHA-256 was checked."""
     tables: int = 0
     """Derived downloads compared with their recomputed bytes."""
+    listed: int = 0
+    """Files checked against a signed list (``files.json``)."""
+    published_manifests: int = 0
+    """Reports whose ``manifest.json`` is a ``PublishedManifest`` (made by a sitegen that
+    signs a list of every file)."""
     checked: dict[str, str] = field(default_factory=dict)
     """Site-root path of each download whose SHA-256 was checked → that SHA-256."""
     hashed: set[str] = field(default_factory=set)
@@ -105,9 +131,15 @@ class AuditResult:
 
 
 class PublishedSite:
-    """A published site: a directory or a base URL; files by site-root-relative path."""
+    """A published site: a directory or a base URL; files by site-root-relative path.
 
-    def __init__(self, location: str) -> None:
+    Every read is bounded: at most ``limit`` bytes (a listed file's signed size, else
+    ``UNLISTED_LIMIT``), and all reads of one audit together end by ``deadline`` (a
+    ``time.monotonic()`` value), however slowly a server sends."""
+
+    def __init__(self, location: str, deadline: float) -> None:
+        self.location = location
+        self.deadline = deadline
         self.is_url = location.startswith(("http://", "https://"))
         if self.is_url:
             self.base = location if location.endswith("/") else location + "/"
@@ -116,42 +148,97 @@ class PublishedSite:
             if not (self.root / VERSIONS_FILE).is_file():
                 raise UsageError(f"{location}: no {VERSIONS_FILE}; not a sitegen site")
 
-    def read(self, path: str) -> bytes | None:
-        """The file's bytes, ``None`` when the site has no such file."""
+    def where(self, path: str) -> str:
+        """The address or file of ``path``, as messages name it."""
+        if self.is_url:
+            return urllib.parse.urljoin(self.base, urllib.parse.quote(path))
+        return str(self.root / path)
+
+    def read(self, path: str, limit: int | None = None) -> bytes | None:
+        """The file's bytes, ``None`` when the site has no such file; ``TooLarge`` past
+        ``limit`` bytes (default ``UNLISTED_LIMIT``)."""
+        limit = UNLISTED_LIMIT if limit is None else limit
         path = posixpath.normpath(path)
         if path.startswith(("../", "/")) or path == "..":
             return None  # outside the site (a hostile objects.json): nothing of it is read
         if not self.is_url:
             try:
-                return (self.root / path).read_bytes()
+                with (self.root / path).open("rb") as handle:
+                    data = handle.read(limit + 1)
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 return None
             except OSError as exc:
                 raise SitegenError(f"cannot read {self.root / path}: {one_line(exc)}") from exc
-        url = urllib.parse.urljoin(self.base, urllib.parse.quote(path))
+            return self._within(path, data, limit)
+        url = self.where(path)
         try:
-            with urllib.request.urlopen(url, timeout=60) as response:
-                return response.read()
+            with urllib.request.urlopen(url, timeout=self._remaining(url)) as response:
+                data = b""
+                while len(data) <= limit:
+                    self._remaining(url)
+                    block = response.read1(min(READ_BLOCK, limit + 1 - len(data)))
+                    if not block:
+                        break
+                    data += block
         except urllib.error.HTTPError as exc:
             if exc.code in (403, 404, 410):
                 return None
             raise SitegenError(f"cannot fetch {url}: HTTP {exc.code}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise UsageError(f"cannot fetch {url}: {one_line(exc)}") from exc
+        return self._within(path, data, limit)
+
+    def _remaining(self, url: str) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise SitegenError(f"cannot fetch {url}: the audit's deadline passed")
+        return min(left, READ_TIMEOUT_S)
+
+    def _within(self, path: str, data: bytes, limit: int) -> bytes:
+        if len(data) > limit:
+            raise TooLarge(f"{self.where(path)}: more than {limit:,} bytes")
+        return data
+
+
+class TooLarge(SitegenError):
+    """A file larger than a reader takes (its signed size, or ``UNLISTED_LIMIT``)."""
+
+
+def load_json(data: bytes, where: str) -> object:
+    """JSON from a published file; one ``SitegenError`` line for anything else, nesting too
+    deep for the parser included."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise SitegenError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise SitegenError(f"{where}: not JSON ({one_line(exc)})") from exc
+
+
+def version_labels(listing: bytes) -> list[str]:
+    """The labels of ``versions.json`` (mike's format), in its order."""
+    versions = load_json(listing, VERSIONS_FILE)
+    try:
+        labels = [entry["version"] for entry in versions]
+        if not all(isinstance(label, str) for label in labels):
+            raise TypeError("a version that is not a string")
+    except (TypeError, KeyError) as exc:
+        raise UsageError(f"{VERSIONS_FILE}: not mike's version list ({exc})") from exc
+    return labels
 
 
 def pick_version(listing: bytes, label: str | None) -> str:
     """The version ``label``, or the one with the ``latest`` alias (mike's format)."""
-    try:
-        versions = json.loads(listing)
-        labels = [entry["version"] for entry in versions]
-    except (ValueError, TypeError, KeyError) as exc:
-        raise UsageError(f"{VERSIONS_FILE}: not mike's version list ({exc})") from exc
+    labels = version_labels(listing)
     if label is not None:
         if label not in labels:
             raise UsageError(f"--version {label}: not published (known: {', '.join(labels)})")
         return label
-    latest = [e["version"] for e in versions if LATEST_ALIAS in e.get("aliases", [])]
+    latest = [
+        entry["version"]
+        for entry in load_json(listing, VERSIONS_FILE)
+        if isinstance(entry, dict) and LATEST_ALIAS in entry.get("aliases", [])
+    ]
     if not latest:
         raise UsageError(f"{VERSIONS_FILE}: no version has the alias '{LATEST_ALIAS}'")
     return latest[0]
@@ -166,12 +253,12 @@ class VersionFiles:
         self.label = label
         self.prefix = f"{VERSIONS_DIR}/{label}/"
         listing = site.read(self.prefix + OBJECT_MAP)
-        try:
-            objects = json.loads(listing) if listing is not None else {}
-        except ValueError as exc:
-            raise SitegenError(f"{self.prefix}{OBJECT_MAP}: not JSON ({exc})") from exc
-        if not isinstance(objects, dict):
-            raise SitegenError(f"{self.prefix}{OBJECT_MAP}: not a JSON object")
+        where = self.prefix + OBJECT_MAP
+        objects = load_json(listing, where) if listing is not None else {}
+        if not isinstance(objects, dict) or not all(
+            isinstance(value, str) for value in objects.values()
+        ):
+            raise SitegenError(f"{where}: not a JSON object of paths")
         self.objects: dict[str, str] = objects
         self.paths = {stored: path for path, stored in objects.items()}
 
@@ -190,40 +277,6 @@ class VersionFiles:
 
 
 # --------------------------------------------------------------------------- pages
-
-
-class PageMarks(HTMLParser):
-    """A page's links (``href``) and its marked figures (``data-figure``) with their text."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.links: list[str] = []
-        self.figures: list[tuple[str, str]] = []
-        self._figure: str | None = None
-        self._text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {name: value or "" for name, value in attrs}
-        if tag == "a" and values.get("href"):
-            self.links.append(values["href"])
-        if FIGURE_ATTRIBUTE in values:
-            self._figure, self._text = values[FIGURE_ATTRIBUTE], []
-
-    def handle_data(self, data: str) -> None:
-        if self._figure is not None:
-            self._text.append(data)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "span" and self._figure is not None:
-            self.figures.append((self._figure, "".join(self._text)))
-            self._figure = None
-
-
-def read_marks(html: str) -> PageMarks:
-    parser = PageMarks()
-    parser.feed(html)
-    parser.close()
-    return parser
 
 
 def page_file(page: str) -> str:
@@ -359,14 +412,13 @@ def _padded(a: list[str], b: list[str]) -> list[tuple[str, str]]:
 # --------------------------------------------------------------------------- the audit
 
 
-def recompute_report(downloads: dict[str, bytes], scratch: Path) -> Report:
+def recompute_report(downloads: dict[str, bytes], campaign_id: str, scratch: Path) -> Report:
     """The campaign rebuilt from a report's downloads (``import_own_downloads``) and its
     statistics computed as the build computes them; raises ``SitegenError`` naming the
     problem when the downloads cannot be rebuilt or fail validation."""
     scratch.mkdir(parents=True)
     for name in OWN_FILES:
         (scratch / name).write_bytes(downloads[name])
-    campaign_id = read_published_manifest(downloads["manifest.json"], "manifest.json").campaign_id
     data = scratch / "data"
     directory = data / CAMPAIGNS_DIR / campaign_id
     directory.parent.mkdir(parents=True)
@@ -437,7 +489,9 @@ def audit_report(
         )
         return None
     try:
-        report = recompute_report(downloads, scratch)
+        manifest = read_published_manifest(downloads["manifest.json"], where + "manifest.json")
+        result.published_manifests += isinstance(manifest, PublishedManifest)
+        report = recompute_report(downloads, manifest.campaign_id, scratch)
     except SitegenError as exc:
         result.findings.append(Finding(where, f"cannot rebuild the campaign: {exc}"))
         return None
@@ -510,13 +564,190 @@ def crawl(files: VersionFiles) -> dict[str, PageMarks]:
     return pages
 
 
-def audit_site(location: str, label: str | None = None) -> AuditResult:
+# --------------------------------------------------------------------------- signed lists
+
+
+def read_signed_list(
+    site: PublishedSite, path: str, key: Ed25519PublicKey | None, result: AuditResult
+) -> tuple[SignedFiles | None, bytes | None]:
+    """The list at ``path`` and its bytes (``None``: the site has none), its signature
+    checked against ``key`` into ``result``."""
+    data = site.read(path)
+    if data is None:
+        return None, None
+    if key is not None:
+        signature = site.read(path + SIGNATURE_SUFFIX)
+        problem = signature_problem(data, signature, key, FILE_LIST + SIGNATURE_SUFFIX)
+        if problem:
+            result.findings.append(Finding(path, problem))
+    try:
+        return SignedFiles.model_validate(load_json(data, site.where(path))), data
+    except ValidationError as exc:
+        result.findings.append(Finding(path, f"not a list of files: {one_line(exc)}"))
+        return None, data
+
+
+def listed_file_findings(
+    site: PublishedSite, listing: SignedFiles, where: str, result: AuditResult
+) -> dict[str, bytes]:
+    """Fetch every file ``listing`` (at ``where``) names, each at most its signed size (a
+    page: at most ``UNLISTED_LIMIT``, so that its marks are read even when it grew), and
+    check its SHA-256 into ``result``; returns the pages (``.html``) read, by path."""
+    pages = {}
+    for path, entry in listing.files.items():
+        larger = Finding(path, f"altered: larger than the {entry.size_bytes:,} bytes {where} signs")
+        try:
+            data = site.read(path, None if path.endswith(".html") else entry.size_bytes)
+        except TooLarge:
+            result.findings.append(larger)
+            continue
+        if data is None:
+            result.findings.append(Finding(path, f"listed in {where} but not published"))
+            continue
+        result.listed += 1
+        if len(data) > entry.size_bytes:
+            result.findings.append(larger)
+        elif hashlib.sha256(data).hexdigest() != entry.sha256:
+            result.findings.append(
+                Finding(path, f"altered: its SHA-256 is not the one {where} lists")
+            )
+        if path.endswith(".html"):
+            pages[path] = data
+    result.findings += object_name_findings(listing)
+    return pages
+
+
+def object_name_findings(listing: SignedFiles) -> list[Finding]:
+    """Each object of ``listing`` whose listed bytes do not have the SHA-256 its name
+    gives: a file object's own digest, a folder object's listing digest (pure)."""
+    groups: dict[str, dict[str, str]] = {}
+    for path, entry in listing.files.items():
+        parts = path.split("/", 2)
+        if parts[0] == OBJECTS_DIR and len(parts) == 3:
+            groups.setdefault(parts[1], {})[parts[2]] = entry.sha256
+    return [
+        Finding(
+            f"{OBJECTS_DIR}/{digest}/",
+            "altered: its listed files do not have the SHA-256 its name gives",
+        )
+        for digest, inside in sorted(groups.items())
+        if not (len(inside) == 1 and digest in inside.values()) and folder_digest(inside) != digest
+    ]
+
+
+def unlisted_findings(
+    site: PublishedSite, listed: Iterable[str], folders: Iterable[str]
+) -> list[Finding]:
+    """In a site directory, each file under ``folders`` (site-root paths ending in ``/``;
+    ``""``: the root's own files, ``in_root_list``) that no list names: a file added after
+    publishing. Over HTTP nothing lists a folder: only what a list names is read."""
+    if site.is_url:
+        return []
+    known = set(listed)
+    findings = []
+    for folder in folders:
+        base = site.root / folder
+        for path in sorted(base.rglob("*")) if base.is_dir() else []:
+            relative = path.relative_to(site.root).as_posix()
+            if (
+                path.is_file()
+                and relative not in known
+                and not path.name.startswith(".")
+                and path.name not in LIST_FILES
+                and (folder or in_root_list(relative))
+            ):
+                findings.append(Finding(relative, "added: no signed list names it"))
+    return findings
+
+
+def mark_findings(prefix: str, listing: SignedFiles, pages: dict[str, bytes]) -> list[Finding]:
+    """Each page of the version (``prefix``: ``v/<label>/``) whose marked figures are not
+    the ones its list signs, naming each figure removed, changed or added (pure)."""
+    findings = []
+    for path, data in sorted(pages.items()):
+        page = path.removeprefix(prefix)
+        if not path.startswith(prefix):
+            continue
+        # Counted: a page may print one figure twice (a card and its table).
+        signed = Counter(tuple(mark) for mark in listing.figures.get(page, []))
+        found = Counter(read_marks(data.decode("utf-8", errors="replace")).figures)
+        address = page.removesuffix("index.html")
+        findings += [
+            Finding(address, f"{figure_id}: the signed figure {text!r} is not on the page")
+            for figure_id, text in signed - found
+        ]
+        findings += [
+            Finding(address, f"{figure_id}: {text!r} is marked but not signed")
+            for figure_id, text in found - signed
+        ]
+    return findings
+
+
+def signed_list_findings(
+    site: PublishedSite,
+    files: VersionFiles,
+    labels: list[str],
+    key: Ed25519PublicKey | None,
+    result: AuditResult,
+) -> bool:
+    """Check the site's and the version's signed lists and every file they name into
+    ``result``; whether the version has a list (versions published before lists have
+    none)."""
+    root, _ = read_signed_list(site, FILE_LIST, key, result)
+    version, version_bytes = read_signed_list(site, files.prefix + FILE_LIST, key, result)
+    if root is not None:
+        listed_file_findings(site, root, FILE_LIST, result)
+        result.findings += unlisted_findings(site, root.files, [""])
+        if sorted(root.versions) != sorted(labels):
+            result.findings.append(
+                Finding(
+                    VERSIONS_FILE,
+                    f"lists {', '.join(sorted(labels))}; {FILE_LIST} signs "
+                    f"{', '.join(sorted(root.versions))}",
+                )
+            )
+        signed = root.versions.get(files.label)
+        if signed is not None and (
+            version_bytes is None or hashlib.sha256(version_bytes).hexdigest() != signed
+        ):
+            result.findings.append(
+                Finding(
+                    files.prefix + FILE_LIST, f"not the list {FILE_LIST} signs for this version"
+                )
+            )
+    if version is None:
+        return version_bytes is not None
+    if version.label != files.label:
+        result.findings.append(
+            Finding(files.prefix + FILE_LIST, f"lists version {version.label}, not {files.label}")
+        )
+    where = files.prefix + FILE_LIST
+    pages = listed_file_findings(site, version, where, result)
+    folders = {
+        f"{OBJECTS_DIR}/{p.split('/')[1]}/"
+        for p in version.files
+        if p.startswith(f"{OBJECTS_DIR}/")
+    }
+    result.findings += unlisted_findings(site, version.files, [files.prefix, *sorted(folders)])
+    result.findings += mark_findings(files.prefix, version, pages)
+    return True
+
+
+def audit_site(
+    location: str,
+    label: str | None = None,
+    pinned_key: str | None = None,
+    deadline_s: float | None = None,
+) -> AuditResult:
     """Audit version ``label`` (default: the latest) of the site at ``location`` (a
-    directory or an ``http(s)://`` address)."""
-    site = PublishedSite(location)
+    directory or an ``http(s)://`` address). ``pinned_key``: the fingerprint the
+    publisher gave (``sha256:…``); a site signed by any other key, or by none, fails.
+    ``deadline_s``: all reads together end within it (default ``DEADLINE_S``)."""
+    site = PublishedSite(location, time.monotonic() + (deadline_s or DEADLINE_S))
     listing = site.read(VERSIONS_FILE)
     if listing is None:
         raise UsageError(f"{location}: no {VERSIONS_FILE}; not a sitegen site")
+    labels = version_labels(listing)
     files = VersionFiles(site, pick_version(listing, label))
     if files.read("index.html") is None:
         # e.g. the site's v/ folder, which holds a copy of versions.json for the selector
@@ -530,6 +761,16 @@ def audit_site(location: str, label: str | None = None) -> AuditResult:
     if key_line is not None:
         key = parse_public_key(key_line.decode("utf-8", errors="replace"), PUBLIC_KEY_FILE)
         result.key_fingerprint = fingerprint(key)
+    if pinned_key is not None and result.key_fingerprint != pinned_key:
+        result.findings.append(
+            Finding(
+                files.prefix + PUBLIC_KEY_FILE,
+                f"the site is signed by key {result.key_fingerprint}, not the pinned {pinned_key}"
+                if key is not None
+                else f"the site publishes no signing key; --key pins {pinned_key}",
+            )
+        )
+    has_list = signed_list_findings(site, files, labels, key, result)
     pages = crawl(files)
     result.pages = len(pages)
     slugs = sorted({slug for page in pages if (slug := report_of(page))})
@@ -552,5 +793,19 @@ def audit_site(location: str, label: str | None = None) -> AuditResult:
         result.findings += figure_findings(
             page, parsed.figures, figures.get(slug) if slug else None
         )
-    result.notes.append(NOT_RECOMPUTED)
+    if has_list:
+        result.notes.append(f"hashed against the signed list, not recomputed: {NOT_RECOMPUTED}")
+    elif result.published_manifests:
+        result.findings.append(
+            Finding(
+                files.prefix + FILE_LIST,
+                "missing: this version's reports publish the manifests of sitegen versions "
+                "that sign a list of every file",
+            )
+        )
+    else:
+        result.notes.append(
+            f"version {files.label} was published before versions signed a list of their "
+            f"files: only its downloads and marked figures are checked, not {NOT_RECOMPUTED}"
+        )
     return result

@@ -326,7 +326,8 @@ def build_site(
                 site_dir, marker.version, "up-to-date", marker.campaigns, marker.records
             )
 
-    rendered = render_site(data_dir, project_dir, skip, load_signer(project_dir))
+    signer = load_signer(project_dir)
+    rendered = render_site(data_dir, project_dir, skip, signer)
     data_epoch, default_label = latest_record_time(rendered.reports, rendered.imported)
     label = version or check_label(default_label)
     marker = BuildMarker(
@@ -344,7 +345,7 @@ def build_site(
         gc.collect()
         release_freed_memory()
     try:
-        outcome = publish(publication, label, data_epoch, marker, project_dir, site_dir)
+        outcome = publish(publication, label, data_epoch, marker, project_dir, site_dir, signer)
     finally:
         publication.scratch.cleanup()
     return BuildResult(site_dir, label, outcome, marker.campaigns, marker.records)
@@ -357,10 +358,12 @@ def publish(
     marker: BuildMarker,
     project_dir: Path,
     site_dir: Path,
+    signer: Signer | None = None,
 ) -> Outcome:
     """Add the changelog and publish, holding the site's lock (another build publishing
-    makes this one fail at once with ``LockedError``). The archive is read under the lock,
-    so a version published while this build rendered is kept."""
+    makes this one fail at once with ``LockedError``), the lists of files signed by
+    ``signer``. The archive is read under the lock, so a version published while this
+    build rendered is kept."""
     figures = publication.figures
     with exclusive_site(site_dir) as home:
         published = read_archive(home.site)
@@ -381,7 +384,7 @@ def publish(
             publication.comparisons,
             publication.imported,
         )
-        return publish_version(build, project_dir, home, published, marker)
+        return publish_version(build, project_dir, home, published, marker, signer)
 
 
 def latest_record_time(

@@ -338,20 +338,23 @@ def _audit(args: argparse.Namespace) -> int:
     from sitegen.audit import audit_site
 
     started = time.monotonic()
-    result = audit_site(args.site, args.version)
+    result = audit_site(args.site, args.version, args.key, args.deadline)
     print(f"version {result.version} of {args.site}")
-    if result.key_fingerprint:
+    if result.key_fingerprint and args.key is None:
         print(
-            f"signing key {result.key_fingerprint} (the key this site publishes: compare it "
-            "with the fingerprint the publisher gave you)"
+            f"signing key {result.key_fingerprint} (the key this site publishes: pin the "
+            "fingerprint the publisher gave you with --key)"
         )
+    elif result.key_fingerprint is not None:
+        print(f"signing key {result.key_fingerprint}: the pinned key")
     for finding in result.findings:
         print(finding)
     for note in result.notes:
         print(f"note: {note}")
     checked = (
-        f"{result.figures} figure(s) on {result.pages} page(s), {result.files} download(s) "
-        f"hashed, {result.tables} derived download(s) recomputed, "
+        f"{result.figures} figure(s) on {result.pages} page(s), {result.listed} file(s) "
+        f"checked against signed lists, {result.files} download(s) hashed, {result.tables} "
+        "derived download(s) recomputed, "
         f"{time.monotonic() - started:.1f} s"
     )
     if result.findings:
@@ -632,14 +635,15 @@ def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
     audit = commands.add_parser(
         "audit",
         help="recompute a published version's figures from its own downloads and compare",
-        description="Check a published report with nothing but this package: each report's "
-        "SHA256SUMS and its signature (against the key the version publishes), the campaign "
-        "rebuilt from its downloads, every figure a page marks recomputed and compared to "
-        "the printed digit, and every derived table (CSV, Parquet) recomputed and compared.",
+        description="Check a published report with nothing but this package: the site's and "
+        "the version's signed lists of files (every page, script, style, chart, object and "
+        "marked figure), each report's SHA256SUMS and its signature, the campaign rebuilt "
+        "from its downloads, every figure a page marks recomputed and compared to the "
+        "printed digit, and every derived table (CSV, Parquet) recomputed and compared.",
         epilog="exit status:\n"
         f"  {EXIT_OK}    everything matches\n"
-        f"  {EXIT_AUDIT_MISMATCH}    a figure, table cell, checksum or signature does not "
-        "match (one line each)\n"
+        f"  {EXIT_AUDIT_MISMATCH}    a file, figure, table cell, checksum or signature does "
+        "not match, or the key is not the pinned one (one line each)\n"
         f"  {EXIT_USAGE}    no site or version there (nothing checked)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -647,6 +651,18 @@ def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
         "site", metavar="SITE_DIR_OR_URL", help="a site directory or its http(s):// address"
     )
     audit.add_argument("--version", help="version label (default: the one aliased latest)")
+    audit.add_argument(
+        "--key",
+        metavar="FINGERPRINT",
+        help="the publisher's key fingerprint (sha256:…, from the publisher, not the site): "
+        "a site signed by any other key, or by none, fails",
+    )
+    audit.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="all reads of the audit end within this (default: half an hour)",
+    )
     audit.set_defaults(func=_audit)
 
     keys = commands.add_parser("keys", help="signing keys: create a key pair, sign campaigns")

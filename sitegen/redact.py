@@ -82,6 +82,8 @@ class RedactPolicy(StrictModel):
 
 _LABEL = re.compile(rf"(?:host|env)-[0-9a-f]{{{HASH_DIGITS}}}")
 """A label this redactor writes for a host or an environment value."""
+_PORT_LABEL = re.compile(rf"port-[0-9a-f]{{{HASH_DIGITS}}}")
+"""The label this redactor writes for a port."""
 
 
 class Redactor:
@@ -128,10 +130,13 @@ class Redactor:
             self._known = None
         return label
 
+    def _is_label(self, name: str) -> bool:
+        return bool(_LABEL.fullmatch(name)) or name in self._declared.values()
+
     def host(self, name: str) -> str:
         """The label of a host name (a label stays itself: published records imported
         again are not relabelled)."""
-        if _LABEL.fullmatch(name) or name in self._declared.values():
+        if self._is_label(name):
             return name
         if name not in self._hosts:
             # Free text quoting this host from now on is relabelled too.
@@ -140,8 +145,11 @@ class Redactor:
         return self._remember(name, self._declared.get(name) or self._hash("host", name))
 
     def netloc(self, netloc: str) -> str:
-        """``host[:port]`` labelled: the host as ``host``, the port as a hash of both."""
+        """``host[:port]`` labelled: the host as ``host``, the port as a hash of both (a
+        label stays itself, as in ``host``)."""
         head, colon, port = netloc.rpartition(":")
+        if colon and _PORT_LABEL.fullmatch(port) and self._is_label(head):
+            return netloc
         if not (colon and port.isdigit() and (head.endswith("]") or ":" not in head)):
             head, port = netloc, ""
         bare = head.strip("[]")

@@ -26,6 +26,10 @@ Layout of the site directory::
                                     version's is a hard link (no 404.html: hosts serve the
                                     root's; no sitemap.xml.gz: not for search engines)
     v/<label>/objects.json          the version's public map of moved files (see below)
+    v/<label>/files.json(.sig)      every file the version serves and the figures its
+                                    pages mark, signed (``publish.signed_files``)
+    files.json(.sig)                every other file of the site but the objects, and
+                                    each version's list's SHA-256, signed
     v/<label>/.sitegen-version.json that version's file hashes, the paths of the objects
                                     it uses (each named by its SHA-256) and its headline
                                     figures

@@ -47,6 +47,7 @@ SLOW_MODULES = (
     "pages/test_links.py",
     "test_serve.py",
     "test_audit.py",
+    "test_audit_tampering.py",
 )
 SLOW_FIXTURES = frozenset(
     {"server_url", "ngram_server_url", "browser", "published", "machine_site"}

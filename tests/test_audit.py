@@ -26,16 +26,31 @@ from sitegen.errors import UsageError
 from sitegen.init_project import init_project
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.published_figures import figure_span
-from sitegen.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer, sign_existing
+from sitegen.publish.signed_files import (
+    FILE_LIST,
+    LIST_FILES,
+    site_list,
+    version_list,
+    write_list,
+)
+from sitegen.records.layout import sha256_file
+from sitegen.signing import (
+    KEY_ENV,
+    PUBLIC_KEY_FILE,
+    Signer,
+    init_keys,
+    load_signer,
+    sign_existing,
+)
 from tests.sitefixtures import publishable_campaign, report_address
 
 VERSION = "a"
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A signed site built once (the unit plan on the fake engine), and its report's
-    address; tests audit copies of it."""
+def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Signer]:
+    """A signed site built once (the unit plan on the fake engine), its report's address
+    and the publisher's key; tests audit copies of it."""
     root = tmp_path_factory.mktemp("audit")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CONFIG_HOME", str(root / "config"))
@@ -44,13 +59,14 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         init_project(project)
         init_keys(project)
         directory = publishable_campaign(root / "data").parent
-        sign_existing(directory, load_signer(project))
+        signer = load_signer(project)
+        sign_existing(directory, signer)
         build_site(root / "data", root / "site", project, version=VERSION)
-    return (root / "site").resolve(), report_address(directory)
+    return (root / "site").resolve(), report_address(directory), signer
 
 
 @pytest.fixture
-def site(published: tuple[Path, str], tmp_path: Path) -> Path:
+def site(published: tuple[Path, str, Signer], tmp_path: Path) -> Path:
     """A copy of the published site to change."""
     return Path(shutil.copytree(published[0], tmp_path / "site"))
 
@@ -82,7 +98,7 @@ def checked_figures(output: str) -> int:
 def test_a_published_version_audits_clean_from_its_directory_and_over_http(
     published, served, capsys
 ) -> None:
-    site, slug = published
+    site, slug, _ = published
     code, out = audit(site, capsys)
     assert code == 0, out
     assert f"version {VERSION} of" in out and "signing key sha256:" in out
@@ -118,7 +134,10 @@ def test_a_changed_figure_is_named_with_its_page(site: Path, published, capsys) 
     assert code == 1
     line = f"en/reports/{slug}/speed/ · {figure_id} · published 9{text} · recomputed {text}"
     assert line in out.splitlines()
-    assert out.splitlines()[-1].startswith("FAILED: 1 mismatch(es)")
+    # The page's bytes and marks are no longer the ones the version's list signs.
+    assert f"en/reports/{slug}/speed/ · {figure_id}: the signed figure {text!r} is not" in out
+    assert f"v/{VERSION}/en/reports/{slug}/speed/index.html · altered" in out
+    assert out.splitlines()[-1].startswith("FAILED: 4 mismatch(es)")
 
 
 def test_a_changed_csv_cell_is_named_by_row_and_column(site: Path, published, capsys) -> None:
@@ -143,17 +162,25 @@ def test_a_changed_csv_cell_is_named_by_row_and_column(site: Path, published, ca
 
 def change_a_record_and_rehash(site: Path, slug: str) -> None:
     """Raise one measured trial's peak memory in ``records.jsonl.gz`` above every other and
-    write the new hash into ``SHA256SUMS``: what a forger who can write the host would do."""
+    write the new hashes into ``manifest.json`` and ``SHA256SUMS``: what a forger who can
+    write the host would do."""
     records = version_file(site, f"reports/{slug}/downloads/records.jsonl.gz")
     lines = gzip.decompress(records.read_bytes()).decode().splitlines()
     index = next(i for i, line in enumerate(lines) if '"role":"measured"' in line)
     record = json.loads(lines[index])
     record["peak_memory"][0]["peak_mib"] = 99_999.0
     lines[index] = json.dumps(record)
-    records.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
+    unpacked = ("\n".join(lines) + "\n").encode()
+    records.write_bytes(gzip.compress(unpacked, mtime=0))
+    manifest = version_file(site, f"reports/{slug}/downloads/manifest.json")
+    stated = json.loads(manifest.read_text())
+    stated["records_sha256"] = hashlib.sha256(unpacked).hexdigest()
+    manifest.write_text(json.dumps(stated, indent=1) + "\n")
     sums = version_file(site, f"reports/{slug}/downloads/SHA256SUMS")
-    digest = hashlib.sha256(records.read_bytes()).hexdigest()
-    listed = re.sub(r"(?m)^[0-9a-f]{64}(?=  records\.jsonl\.gz$)", digest, sums.read_text())
+    listed = sums.read_text()
+    for name, path in (("records.jsonl.gz", records), ("manifest.json", manifest)):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        listed = re.sub(rf"(?m)^[0-9a-f]{{64}}(?=  {re.escape(name)}$)", digest, listed)
     sums.write_text(listed)
 
 
@@ -174,7 +201,7 @@ def test_a_changed_record_of_an_unsigned_site_is_named_by_its_figures(
     code, out = audit(site, capsys)
     assert code == 1
     assert "signing key sha256" not in out and "publishes no signing key" in out
-    assert "altered" not in out  # the hashes were made to match
+    assert "not the one SHA256SUMS lists" not in out  # the hashes were made to match
     # The memory table names the figure on both languages' speed pages.
     for page in (f"reports/{slug}/speed/", f"en/reports/{slug}/speed/"):
         assert re.search(
@@ -209,12 +236,37 @@ def test_a_version_published_before_objects_is_read_at_its_plain_paths(
             page.read_text(),
         )
         page.write_text(html)
+    list_again(site, published[2])
     code, out = audit(site, capsys)
     assert code == 0, out
     trials = version / "reports" / slug / "downloads" / "trials.csv"
     trials.write_bytes(trials.read_bytes().replace(b"\n", b"\n ", 1))
     code, out = audit(site, capsys)
     assert code == 1 and f"reports/{slug}/downloads/trials.csv · altered" in out
+
+
+def list_again(site: Path, signer: Signer) -> None:
+    """The signed lists made again from the files of ``site`` (one version), as a
+    publisher who rearranged the files would."""
+    version = site / "v" / VERSION
+    files = {
+        path.relative_to(version).as_posix(): sha256_file(path)
+        for path in version.rglob("*")
+        if path.is_file() and path.name not in LIST_FILES
+    }
+    objects = {
+        path.relative_to(site).as_posix(): sha256_file(path)
+        for path in (site / "objects").rglob("*")
+        if path.is_file()
+    }
+    shared = {
+        p.relative_to(site).as_posix(): p.read_bytes()
+        for p in (site / "assets").rglob("*")
+        if p.is_file()
+    }
+    digests = write_list(version, version_list(site, VERSION, files, objects, shared), signer, 0)
+    root = site_list(site, VERSION, {VERSION: digests[FILE_LIST]})
+    write_list(site, root, signer, 0)
 
 
 def test_no_site_or_no_such_version_is_exit_2(published, tmp_path: Path, capsys) -> None:

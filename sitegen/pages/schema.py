@@ -11,13 +11,16 @@ from pydantic import BaseModel
 from sitegen.fleet.models import FleetPlan
 from sitegen.plan.grid import GRID_KEY, PlanGrid
 from sitegen.plan.models import Plan
+from sitegen.publish.signed_files import SignedFiles
 from sitegen.records.imported import ImportedRecord, ImportRegistration
-from sitegen.records.models import Manifest, TrialRecord
+from sitegen.records.models import Manifest, PublishedManifest, TrialRecord
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "plan": Plan,
     "trial-record": TrialRecord,
     "manifest": Manifest,
+    "published-manifest": PublishedManifest,
+    "files": SignedFiles,
     "imported-record": ImportedRecord,
     "import-registration": ImportRegistration,
     "fleet-plan": FleetPlan,

@@ -40,6 +40,8 @@ from sitegen.publish.objects import (
     place_objects,
 )
 from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
+from sitegen.publish.signed_files import FILE_LIST, site_list, version_list, write_list
+from sitegen.signing import Signer
 from sitegen.site_layout import (
     OBJECT_MAP,
     SHARED_ASSETS,
@@ -67,8 +69,11 @@ def publish_version(
     home: SiteHome,
     published: list[PublishedVersion],
     marker: BuildMarker,
+    signer: Signer | None = None,
 ) -> Outcome:
-    """Render ``build`` and publish it next to the ``published`` versions of the site.
+    """Render ``build`` and publish it next to the ``published`` versions of the site,
+    with the version's and the site's signed lists of files (``signed_files``; ``signer``:
+    the publisher's key, ``None``: unsigned lists).
 
     Runs inside ``exclusive_site`` (which gives ``home``). An already published label
     with the same bytes is left as it is; with other bytes it is refused before anything
@@ -76,7 +81,7 @@ def publish_version(
     """
     staging = new_staging(home)
     try:
-        return _publish_in(staging, build, project_dir, home, published, marker)
+        return _publish_in(staging, build, project_dir, home, published, marker, signer)
     except OSError as exc:  # a full disk while writing: one line, the site untouched
         raise StorageError.from_os_error(exc, "write the new version under", staging) from exc
     finally:
@@ -90,20 +95,26 @@ def _publish_in(
     home: SiteHome,
     published: list[PublishedVersion],
     marker: BuildMarker,
+    signer: Signer | None,
 ) -> Outcome:
     """``publish_version``'s work inside its staging folder."""
     site = staging / "site"
     version_dir = site / VERSIONS_DIR / build.label
     render_version(build, project_dir, staging, version_dir)
     kill_point("after-render")
-    objects = _store_objects(version_dir, site, _version_url(project_dir, build.label))
+    objects, object_files = _store_objects(
+        version_dir, site, _version_url(project_dir, build.label)
+    )
     not_found = _take_site_level_files(version_dir)
     shared = shared_assets()
+    files = hash_tree(version_dir)
+    listing = version_list(site, build.label, files, object_files, shared)
+    files |= write_list(version_dir, listing, signer, build.data_epoch)
     version = PublishedVersion(
         build.label,
         build.data_epoch,
         build.figures,
-        hash_tree(version_dir),
+        files,
         {path: sha256_bytes(data) for path, data in shared.items()},
         objects,
     )
@@ -126,6 +137,8 @@ def _publish_in(
     ).items():
         (site / path).parent.mkdir(parents=True, exist_ok=True)
         (site / path).write_bytes(data)
+    lists = {v.label: v.files.get(FILE_LIST) for v in every_version}
+    write_list(site, site_list(site, newest.label, lists), signer, newest.data_epoch)
     write_build_marker(site, marker)
     kill_point("after-release-written")
     switch(home, site)
@@ -137,9 +150,12 @@ def _version_url(project_dir: Path, label: str) -> str:
     return version_url(read_site_settings(project_dir), label)
 
 
-def _store_objects(version_dir: Path, site: Path, version_url: str) -> dict[str, str]:
+def _store_objects(
+    version_dir: Path, site: Path, version_url: str
+) -> tuple[dict[str, str], dict[str, str]]:
     """Move the rendered version's shared files to ``site/objects/`` (see ``objects``),
-    write its ``objects.json``; returns its objects (site-root path → sha256)."""
+    write its ``objects.json``; returns its objects (site-root path → sha256) and every
+    file they hold (the same, with each file of a folder object instead of the folder)."""
     drop_source_maps(version_dir)
     rendered = hash_tree(version_dir)
     pages = {
@@ -157,7 +173,8 @@ def _store_objects(version_dir: Path, site: Path, version_url: str) -> dict[str,
         for path in placement.moved
         if not placement.moved[path].startswith(in_folders)
     }
-    return files | {folder: object_digest(folder) for folder in in_folders}
+    every_file = {stored: rendered[path] for path, stored in placement.moved.items()}
+    return files | {folder: object_digest(folder) for folder in in_folders}, every_file
 
 
 def _take_site_level_files(version_dir: Path) -> bytes:

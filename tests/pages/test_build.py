@@ -68,10 +68,15 @@ def test_site_pages_in_both_languages_with_downloads(built):
         digest, name = line.split("  ")
         assert hashlib.sha256(downloads[name].read_bytes()).hexdigest() == digest
     # The records as measured and redacted: the same records, the host as a label; the
-    # manifest signs the raw file, which the build left as it was.
+    # manifest states them as published, tied to the measured campaign's manifest (the
+    # build left the raw files as they were).
     manifest = json.loads(downloads["manifest.json"].read_text())
-    signed = next(a for a in manifest["artifacts"] if a["path"] == "records.jsonl")
-    assert hashlib.sha256(records_path.read_bytes()).hexdigest() == signed["sha256"]
+    unpacked = gzip.decompress(downloads["records.jsonl.gz"].read_bytes())
+    assert hashlib.sha256(unpacked).hexdigest() == manifest["records_sha256"]
+    plan_digest = hashlib.sha256(downloads["plan.json"].read_bytes()).hexdigest()
+    assert manifest["plan_sha256"] == plan_digest
+    measured = records_path.parent / "manifest.json"
+    assert manifest["measured_manifest_sha256"] == hashlib.sha256(measured.read_bytes()).hexdigest()
     raw = [json.loads(line) for line in records_path.read_text().splitlines()]
     unpacked = gzip.decompress(downloads["records.jsonl.gz"].read_bytes()).decode()
     published = [json.loads(line) for line in unpacked.splitlines()]

@@ -204,7 +204,7 @@ def old_layout_site(tmp_path_factory) -> TwoVersions:
     root = tmp_path_factory.mktemp("old-layout")
     records = publishable_campaign(root / "data")
     with pytest.MonkeyPatch.context() as patch, reusing_renders():
-        patch.setattr(sitegen.publish.site, "_store_objects", lambda *_: {})
+        patch.setattr(sitegen.publish.site, "_store_objects", lambda *_: ({}, {}))
         build_site(root / "data", root / "site", PROJECT, version="v1")
     manifest_path = root / "site" / "v" / "v1" / ".sitegen-version.json"
     manifest = json.loads(manifest_path.read_bytes())
