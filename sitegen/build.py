@@ -59,7 +59,7 @@ from sitegen.statistics.comparison import (
 from sitegen.statistics.imported import ImportedReport, make_imported_report
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import check_project, validate_campaigns
-from sitegen.validation.figure_checks import left_out_figure_issues
+from sitegen.validation.figure_checks import imported_figure_issues, left_out_figure_issues
 from sitegen.yaml_text import load_yaml
 
 COMPARISONS_DIR = "content/comparisons"
@@ -154,7 +154,7 @@ def render_site(
     left_out, left_out_issues = left_out_campaigns(data_dir, skip)
     issues += left_out_issues + left_out_figure_issues(left_out)
     imported_campaigns, imported_issues = read_imported_campaigns(data_dir, skip)
-    issues += imported_issues
+    issues += imported_issues + imported_figure_issues(imported_campaigns)
     issues += report_address_collisions(campaigns, imported_campaigns)
     if key is not None:
         for directory in [c.directory for c in campaigns + imported_campaigns]:

@@ -20,11 +20,12 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any
 
 import pandas as pd
 from pydantic import field_validator
 
+from sitegen.author_fields import ENV_NAME, HOST_NAME, AuthorStr
 from sitegen.errors import DataError, Issue
 from sitegen.models import StrictModel
 from sitegen.plan.models import Plan
@@ -51,7 +52,11 @@ _PATH = rf"(?P<path>(?<![\w/.:~-])(?!/{_ROUTE})(?:/(?:[\w.@+~-]+/)+[\w.@+~-]*|/r
 class EnvPolicy(StrictModel):
     """How ``provenance.env`` values are published."""
 
-    keep: list[str] = ["CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "OMP_NUM_THREADS"]
+    keep: list[Annotated[str, ENV_NAME]] = [
+        "CUDA_VISIBLE_DEVICES",
+        "NCCL_P2P_DISABLE",
+        "OMP_NUM_THREADS",
+    ]
     """Variables whose values are published as recorded (device selection, thread counts);
     every other variable's value is published as a label. Replaces the default list."""
 
@@ -60,9 +65,11 @@ class RedactPolicy(StrictModel):
     """The ``redact`` section of a project's ``mkdocs.yml``: labels declared for values
     that would locate the measuring machine; anything not declared gets a hash label."""
 
-    hosts: dict[str, str] = {}
+    hosts: dict[Annotated[str, HOST_NAME], AuthorStr] = {}
     """Host name → label, e.g. ``gpu-node-7: node A``: the provenance host, Ray node hosts
-    and the host of a ``base_url``. Labels must differ from one another."""
+    and the host of a ``base_url``. Labels must differ from one another; a label names a
+    machine, never its hardware (``NVIDIA``, ``GPU``, ``H200`` …: the hardware a page shows
+    comes from the records) and states no figure (C-FIGURE)."""
     env: EnvPolicy = EnvPolicy()
     """Environment variables published as recorded."""
 

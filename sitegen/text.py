@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, StringConstraints
 
+from sitegen.author_fields import AUTHOR_TEXT
 from sitegen.models import StrictModel
 
 Language = Literal["ja", "en"]
@@ -42,9 +43,9 @@ NonBlank = Annotated[
 class Bilingual(StrictModel):
     """A text in both site languages, neither of them blank."""
 
-    ja: NonBlank
+    ja: Annotated[NonBlank, AUTHOR_TEXT]
     """Japanese text."""
-    en: NonBlank
+    en: Annotated[NonBlank, AUTHOR_TEXT]
     """English text."""
 
     def __getitem__(self, lang: str) -> str:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
@@ -57,6 +57,11 @@ class SpeculativeTotals(StrictModel):
 class SourceInfo(StrictModel):
     """Where imported measurements come from and what the file states about the run."""
 
+    MEASURED_DATA: ClassVar[str] = (
+        "what the source file states (its tool, version, target, model, stated facts), "
+        "read by the importer, never written by the author"
+    )
+
     format: str
     """Importer format name (``guidellm``, ``vllm``, ``aiperf``, ``llama-bench``, ``csv``)."""
     tool: str
@@ -92,6 +97,8 @@ Status = Literal["ok", "failed"]
 class ImportedMeasurement(StrictModel):
     """One measured request (or one llama-bench repetition) exactly as the source holds it.
     Every timing is in seconds."""
+
+    MEASURED_DATA: ClassVar[str] = "a measurement exactly as the source file holds it"
 
     location: str
     """Where in the file it came from: ``line 12``, ``benchmarks[0].requests.successful[3]``,

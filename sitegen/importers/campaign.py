@@ -212,6 +212,7 @@ def import_campaign(
     if not declaration_path.is_file():
         raise UsageError(f"--declare {declaration_path}: no such file")
     declaration = load_declaration(declaration_path)
+    refuse_figures(declaration, declaration_path, name)
     named = Counter(source_name(path) for path in paths)
     if repeated := [name for name, n in named.items() if n > 1]:
         raise UsageError(
@@ -284,6 +285,24 @@ OWN_DOWNLOADS = "sitegen"
 """The format name of sitegen's own downloads (a published version's ``records.jsonl.gz``,
 ``plan.json`` and ``manifest.json``)."""
 OWN_FILES = ("records.jsonl.gz", "plan.json", "manifest.json")
+
+
+def refuse_figures(declaration: ImportDeclaration, path: Path, name: str) -> None:
+    """C-FIGURE before anything is written: the declaration's title, condition ids and
+    labels and the names of its device, engine, model and quantization, and the campaign's
+    name, state no figure (each problem one line naming the file and the field)."""
+    # The rule catalog and the detector, loaded by the one command that needs them here.
+    from sitegen.validation.figure_checks import author_figure_issues
+    from sitegen.validation.figures import describe, find_figures
+    from sitegen.validation.rules import violation
+
+    issues = author_figure_issues(declaration, str(path))
+    if found := find_figures(name):
+        issues.append(
+            violation("C-FIGURE", f"--campaign {name}", f"figure(s) {describe(found)} in a name")
+        )
+    if issues:
+        raise DataError(issues)
 
 
 def import_own_downloads(

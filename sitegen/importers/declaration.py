@@ -11,10 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple
 
 from pydantic import Field, ValidationError, model_validator
 
+from sitegen.author_fields import (
+    AUTHOR_NAME,
+    COLUMN_NAME,
+    HASH,
+    ID_REFERENCE,
+    SOURCE_FILE,
+    AuthorStr,
+)
 from sitegen.errors import DataError, Issue, pydantic_issues
 from sitegen.importers.base import ImportedSource
 from sitegen.models import StrictModel
@@ -28,8 +36,9 @@ class DeviceDecl(StrictModel):
 
     kind: Literal["gpu", "cpu", "accelerator"]
     """What the device is."""
-    name: NonBlank
-    """Its name as marketed, e.g. ``NVIDIA H100 SXM5 80GB`` or the CPU model."""
+    name: Annotated[NonBlank, AUTHOR_NAME]
+    """Its name as marketed, e.g. ``NVIDIA H100 SXM5`` or ``AMD EPYC 9654`` (its memory is
+    ``memory_gib``)."""
     count: int = Field(ge=1)
     """How many of them the server used."""
     memory_gib: float | None = Field(default=None, gt=0)
@@ -41,30 +50,30 @@ class HardwareDecl(StrictModel):
 
     devices: list[DeviceDecl] = Field(min_length=1)
     """Every kind of device the server used (GPUs, CPU …)."""
-    interconnect: NonBlank | None = None
+    interconnect: Annotated[NonBlank, AUTHOR_NAME] | None = None
     """How the GPUs were connected, e.g. ``NVLink 4 (NV18)``; ``None``: not declared."""
 
 
 class EngineDecl(StrictModel):
     """The inference engine that served the requests."""
 
-    name: NonBlank
+    name: Annotated[NonBlank, AUTHOR_NAME]
     """Engine name, e.g. ``vLLM`` or ``llama.cpp``."""
-    version: NonBlank
+    version: Annotated[NonBlank, AUTHOR_NAME]
     """Its version, e.g. ``0.11.0`` (the source files of HTTP benchmarks do not state it)."""
-    build: NonBlank | None = None
+    build: Annotated[NonBlank, AUTHOR_NAME] | None = None
     """Build, commit or image, e.g. ``b6123`` or a container digest; ``None``: not declared."""
 
 
 class ModelDecl(StrictModel):
     """The model that was served."""
 
-    name: NonBlank
+    name: Annotated[NonBlank, AUTHOR_NAME]
     """Display name, e.g. ``Llama-3.1-8B-Instruct``."""
-    quantization: NonBlank
+    quantization: Annotated[NonBlank, AUTHOR_NAME]
     """Quantization as published, e.g. ``FP8`` or ``GGUF Q4_K_M`` (``none`` for full
     precision must be said, not assumed)."""
-    file_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    file_sha256: Annotated[str, HASH] | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     """SHA-256 of the model file, where one file holds it; ``None``: not declared."""
 
 
@@ -93,9 +102,9 @@ class SourceGroup(NamedTuple):
 class SourceRef(StrictModel):
     """One source group named by a condition."""
 
-    file: NonBlank
+    file: Annotated[NonBlank, SOURCE_FILE]
     """The file's name exactly as given to the import, e.g. ``runs/off/profile_export.jsonl``."""
-    group: NonBlank | None = None
+    group: Annotated[NonBlank, SOURCE_FILE] | None = None
     """The group within the file as the import names it (GuideLLM ``benchmarks[1]``,
     llama-bench ``n_threads=2``, a CSV group value); ``None`` for a file that is one group."""
 
@@ -103,7 +112,7 @@ class SourceRef(StrictModel):
 class ConditionDecl(StrictModel):
     """One condition: the source groups measured with it and its declared factor."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Stable identifier used in trial ids and file names."""
     label: Bilingual
     """What the condition is, in both site languages."""
@@ -125,7 +134,7 @@ class ConditionDecl(StrictModel):
 class CsvField(StrictModel):
     """How one measurement field is read from a CSV column."""
 
-    column: NonBlank
+    column: Annotated[NonBlank, COLUMN_NAME]
     """The column's header, exactly as in the file."""
     unit: Literal["s", "ms", "us", "ns", "unix-s", "unix-ms", "unix-ns", "iso8601"] | None = None
     """The column's unit: ``s``, ``ms``, ``us``, ``ns`` for durations; ``unix-s``,
@@ -204,7 +213,7 @@ class ImportDeclaration(StrictModel):
     """Sampling settings; each one left out is not declared."""
     conditions: list[ConditionDecl] = Field(min_length=1)
     """Every condition and the source groups measured with it."""
-    baseline: str
+    baseline: Annotated[str, ID_REFERENCE]
     """The id of the condition the others are compared with."""
     csv: CsvMapping | None = None
     """The column mapping of CSV sources (required to import the ``csv`` format)."""

@@ -13,11 +13,12 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import Field, HttpUrl, ValidationError, field_validator
 
+from sitegen.author_fields import HASH, PATH, AuthorStr, AuthorText
 from sitegen.errors import BuildError, DataError, Issue, one_line
 from sitegen.models import StrictModel
 from sitegen.pages.i18n import LANGUAGES, Catalog
@@ -143,11 +144,11 @@ project's ``mkdocs.yml`` may only set ``SiteSettings``."""
 class SocialLink(StrictModel):
     """A link in the footer (material's ``extra.social``)."""
 
-    icon: str = Field(pattern=r"^[a-z0-9/_-]+$")
+    icon: Annotated[str, AuthorText("icon")] = Field(pattern=r"^[a-z0-9/_-]+$")
     """A material icon name, e.g. ``fontawesome/brands/github``."""
     link: HttpUrl
     """Where it goes."""
-    name: str | None = None
+    name: AuthorStr | None = None
     """Its tooltip."""
 
 
@@ -183,17 +184,17 @@ class SiteSettings(StrictModel):
     without it the catalog's ``site.name``."""
     site_url: HttpUrl | None = None
     """The address the site is published at (each version gets ``v/<label>/`` appended)."""
-    site_description: str | None = None
+    site_description: AuthorStr | None = None
     """The site's description (a meta tag)."""
-    site_author: str | None = None
+    site_author: AuthorStr | None = None
     """The site's author (a meta tag)."""
-    copyright: str | None = None
+    copyright: Annotated[str, AuthorText("copyright")] | None = None
     """The footer line (author text: C-FIGURE applies)."""
     repo_url: HttpUrl | None = None
     """The project's repository, linked from the header."""
-    repo_name: str | None = None
+    repo_name: AuthorStr | None = None
     """The repository's name as shown."""
-    logo: str | None = None
+    logo: Annotated[str, PATH] | None = None
     """The header's logo: a file under the project's ``theme/assets/`` (e.g. ``logo.svg``);
     an SVG one may only draw (``pages.logo``: no text, scripts or outside references)."""
     palette: Palette | None = None
@@ -206,7 +207,7 @@ class SiteSettings(StrictModel):
     redact: RedactPolicy = RedactPolicy()
     """Labels for host names, server addresses, paths and environment values of the
     measuring machine (published records and pages show labels, never the values)."""
-    signing_key: str | None = Field(default=None, pattern=FINGERPRINT_PATTERN)
+    signing_key: Annotated[str, HASH] | None = Field(default=None, pattern=FINGERPRINT_PATTERN)
     """The fingerprint of the project's key (``sha256:<hex>``, which ``sitegen keys init``
     writes): with it, build, check and verify refuse to run when ``keys/signing.pub`` is
     missing or holds another key, and the method pages give it to customers to pin."""

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Annotated
 
 import yaml
 from pydantic import Field, HttpUrl, ValidationError, model_validator
 
+from sitegen.author_fields import AUTHOR_TEXT, AuthorStr
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
 from sitegen.text import NonBlank
@@ -25,11 +27,11 @@ SOURCES_FILE = "sources.yaml"
 class Source(StrictModel):
     """A published document a quoted figure comes from."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     """What ``literal(…, source=…)`` cites."""
-    title: NonBlank
+    title: Annotated[NonBlank, AUTHOR_TEXT]
     """Title of the document."""
-    publisher: NonBlank | None = None
+    publisher: Annotated[NonBlank, AUTHOR_TEXT] | None = None
     """Who published it (a publisher, a URL or both are required)."""
     url: HttpUrl | None = None
     """Where it is published."""

@@ -6,10 +6,22 @@ plan's canonical JSON is hashed into every record.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from sitegen.author_fields import (
+    AUTHOR_NAME,
+    ENGINE_ID,
+    ENGINE_SETTING,
+    ENV_NAME,
+    HASH,
+    ID_REFERENCE,
+    PATH,
+    PROMPT,
+    TEMPLATE_ID,
+    AuthorStr,
+)
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual
 
@@ -54,7 +66,7 @@ class SpeculativeSpec(PlanModel):
     """Minimum number of draft tokens before a draft is verified (engine default if unset)."""
     ngram_size: int | None = Field(default=None, ge=1, le=1024)
     """For ``ngram-*`` modes: the length of the n-gram looked up in the history."""
-    draft_model: str | None = None
+    draft_model: Annotated[str, PATH] | None = None
     """For ``draft``: the draft model file or directory."""
 
     @model_validator(mode="after")
@@ -102,12 +114,12 @@ class SamplingOverride(PlanModel):
 class ModelSpec(PlanModel):
     """Which model file is measured."""
 
-    name: str
+    name: Annotated[str, AUTHOR_NAME]
     """Display name of the model, e.g. ``gemma-3-270m``."""
-    source: str
+    source: Annotated[str, PATH]
     """``package:<module>`` (a PyPI package whose ``assemble()`` returns the GGUF path),
     ``package:<module>:<file inside the package>``, or a filesystem path."""
-    quantization: str
+    quantization: Annotated[str, AUTHOR_NAME]
     """Quantization format as published, e.g. ``Q4_K_M`` or ``EXL3 3.10bpw``."""
     remote_unhashable: bool = False
     """The model file is on the server's host and cannot be hashed here: its records carry
@@ -118,7 +130,7 @@ class ModelSpec(PlanModel):
 class ConditionSpec(PlanModel):
     """One engine configuration; the model is loaded once per condition."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Stable identifier used in trial ids and file names."""
     speculative: SpeculativeSpec = SpeculativeSpec()
     """Speculative decoding of this condition."""
@@ -126,7 +138,7 @@ class ConditionSpec(PlanModel):
     """Allocated context (tokens), distinct from the filled input length."""
     threads: int | None = Field(default=None, ge=1, le=512)
     """CPU threads for the engine (``None``: the engine's default)."""
-    engine_options: dict[str, str | int | float | bool] = {}
+    engine_options: Annotated[dict[str, str | int | float | bool], ENGINE_SETTING] = {}
     """Further engine-specific settings, recorded as flags; the keys, types and defaults are
     each engine's options model (``sitegen.engine.options``), checked when the plan loads."""
     sampling: SamplingOverride | None = None
@@ -146,9 +158,9 @@ class ConditionSpec(PlanModel):
 class InputSpec(PlanModel):
     """One prompt: material and question, padded with filler to a target length."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Stable identifier used in trial ids."""
-    text: str
+    text: Annotated[str, PROMPT]
     """The material and question placed after the filler."""
     target_prompt_tokens: int | None = Field(default=None, ge=1, le=16_777_216)
     """Input length to reach with filler (``None``: the text as it is)."""
@@ -159,7 +171,7 @@ class InputSpec(PlanModel):
 class DocumentSpec(PlanModel):
     """A document task: synthetic business records with several scored items."""
 
-    task_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    task_id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Stable identifier (also the trial's input id)."""
     n_records: int = Field(ge=1, le=100_000)
     """Records in the material (reference: 50 at 4K, 600 at 32K)."""
@@ -174,15 +186,15 @@ class DocumentSpec(PlanModel):
 class QualitySpec(PlanModel):
     """A paired quality evaluation: every problem × seed runs with the factor off and on."""
 
-    suite_id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    suite_id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Suite identifier (part of every problem id's namespace)."""
     per_template: int = Field(ge=1, le=100_000)
     """Problems generated per template (reference: 20 → 600 problems)."""
     suite_seed: int = Field(ge=0)
     """Seed of the deterministic problem generator."""
-    templates: list[str] | None = None
+    templates: list[Annotated[str, TEMPLATE_ID]] | None = None
     """Only these template ids (``None``: all 30)."""
-    suite_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    suite_sha256: Annotated[str, HASH] = Field(pattern=r"^[0-9a-f]{64}$")
     """Content hash of the generated problems, fixed at registration; a different
     generator output refuses to run or build."""
     documents: list[DocumentSpec] = []
@@ -191,9 +203,9 @@ class QualitySpec(PlanModel):
     """Seeds per problem: ``seed_base + k × seed_stride`` for k < seeds."""
     max_output_tokens: int = Field(ge=1, le=16_777_216)
     """Output cap of a problem answer."""
-    off_condition: str
+    off_condition: Annotated[str, ID_REFERENCE]
     """Condition id with the factor off."""
-    on_condition: str
+    on_condition: Annotated[str, ID_REFERENCE]
     """Condition id with the factor on."""
     pair_order: Literal["off-first", "alternate"] = "alternate"
     """Order within each pair: always off first, or alternating from pair to pair."""
@@ -340,12 +352,12 @@ class Plan(PlanModel):
 
     schema_version: Literal[1] = PLAN_SCHEMA_VERSION
     """Version of this plan format."""
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    name: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Campaign name; the campaign directory is ``<name>-<nonce>-<first 12 hex of the plan
     hash>`` (``<name>-<first 12 hex>`` for campaigns registered before nonces were)."""
     title: Bilingual
     """Report title in each language."""
-    engine: str = "llamacpp-embedded"
+    engine: Annotated[str, ENGINE_ID] = "llamacpp-embedded"
     """Registered engine id (see ``sitegen engines``)."""
     api: Literal["completion", "chat"] = "completion"
     """``completion`` sends the prompt as raw text; ``chat`` as one user message."""
@@ -359,7 +371,7 @@ class Plan(PlanModel):
     """Speed prompts measured under every condition."""
     sampling: SamplingSpec = SamplingSpec()
     """Sampling settings (a condition's ``sampling`` overrides parts of them)."""
-    template_kwargs: dict[str, str | int | float | bool] = {}
+    template_kwargs: Annotated[dict[str, str | int | float | bool], ENGINE_SETTING] = {}
     """Chat-template arguments (e.g. reasoning effort, thinking on/off)."""
     repetitions: int = Field(default=3, ge=1, le=100_000)
     """Measured trials per condition and input."""
@@ -376,12 +388,16 @@ class Plan(PlanModel):
     An interleaved plan that leaves it out gets ``alternate``; ``None`` for sequential plans."""
     prompt_tolerance_tokens: int = Field(default=4, ge=0, le=1_000_000)
     """Allowed distance between actual and target input length; a miss fails the trial."""
-    filler: str = (
+    filler: Annotated[str, PROMPT] = (
         "参考ログ（回答には使用しないこと / reference log, not to be used for the answer）: "
         "定期点検は予定どおり完了し、特記事項はありません。"
     )
     """Filler sentence repeated before the material to reach the target length."""
-    record_env: list[str] = ["CUDA_VISIBLE_DEVICES", "NCCL_P2P_DISABLE", "OMP_NUM_THREADS"]
+    record_env: list[Annotated[str, ENV_NAME]] = [
+        "CUDA_VISIBLE_DEVICES",
+        "NCCL_P2P_DISABLE",
+        "OMP_NUM_THREADS",
+    ]
     """Environment variables whose values are recorded in every record."""
     request_timeout_s: float = Field(default=600.0, gt=0, le=86_400)
     """A request running longer is stopped and recorded as failed."""

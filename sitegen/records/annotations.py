@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from sitegen.author_fields import AUTHOR_TEXT, ID_REFERENCE, TEMPLATE_ID, AuthorStr
 from sitegen.errors import Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual, NonBlank
@@ -35,7 +36,7 @@ ANNOTATIONS_FILE = "annotations.yaml"
 class CuratedExample(StrictModel):
     """An answer chosen by a person to illustrate something."""
 
-    trial_id: str
+    trial_id: Annotated[str, ID_REFERENCE]
     """The record shown."""
     reason: Bilingual
     """Why it was chosen; shown with a 'not a random sample' notice."""
@@ -51,9 +52,9 @@ def _date_or_timestamp(value: object) -> object:
 class PostHocAnalysis(StrictModel):
     """A quality analysis added after results were seen."""
 
-    label: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    label: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     """Identifier shown with the result."""
-    exclude_templates: list[str] = Field(min_length=1)
+    exclude_templates: list[Annotated[str, TEMPLATE_ID]] = Field(min_length=1)
     """Templates removed before re-running the non-inferiority test."""
     reason: Bilingual
     """Why the analysis was added."""
@@ -66,9 +67,9 @@ class PostHocAnalysis(StrictModel):
 class ThresholdClaim(StrictModel):
     """A claim such as 'above 50 tok/s', rendered as observed in k of n trials."""
 
-    condition_id: str
+    condition_id: Annotated[str, ID_REFERENCE]
     """Condition the claim is about."""
-    input_id: str | None = None
+    input_id: Annotated[str, ID_REFERENCE] | None = None
     """Input (``None``: every speed input of the condition)."""
     metric: Literal["gen_tps"] = "gen_tps"
     """Metric compared."""
@@ -93,7 +94,7 @@ class Annotations(StrictModel):
     review: Literal["human", "automated", "none"] = "none"
     """Who reviewed the full answers (C-REVIEW); the pages state this declaration and
     nothing else."""
-    reviewer: NonBlank | None = None
+    reviewer: Annotated[NonBlank, AUTHOR_TEXT] | None = None
     """Name of the person or tool, when review is not ``none`` (a reviewer under ``none``
     is refused: answers someone reviewed are not published as unreviewed)."""
     random_examples: None = None

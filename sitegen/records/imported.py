@@ -17,10 +17,11 @@ import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
+from sitegen.author_fields import TIMESTAMP, WRITTEN_BY_SITEGEN, AuthorStr
 from sitegen.errors import DataError, Issue, StorageError, pydantic_issues
 from sitegen.importers.base import ImportedMeasurement, SourceInfo
 from sitegen.importers.declaration import ImportDeclaration
@@ -44,14 +45,14 @@ class ImportRegistration(StrictModel):
 
     schema_version: Literal[1] = IMPORT_SCHEMA_VERSION
     """Version of the registration format."""
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    name: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
     """Campaign name (``--campaign``): its directory and its report address."""
-    format: str
+    format: Annotated[str, WRITTEN_BY_SITEGEN]
     """The importer the files were read with (``guidellm``, ``vllm``, ``aiperf``,
     ``llama-bench``, ``csv``)."""
-    imported_at: str
+    imported_at: Annotated[str, TIMESTAMP]
     """When ``sitegen import`` ran (UTC, ISO 8601)."""
-    sitegen_version: str
+    sitegen_version: Annotated[str, WRITTEN_BY_SITEGEN]
     """Version of the sitegen that imported the files."""
     declaration: ImportDeclaration
     """What the publisher declared (``DECL.yaml``), exactly as validated."""
@@ -90,6 +91,8 @@ class ImportedRecord(StrictModel):
     """One imported measurement (a request, or one llama-bench repetition), as the source
     holds it, with the condition the publisher declared for its group. Written once by
     ``sitegen import`` and never changed."""
+
+    MEASURED_DATA: ClassVar[str] = "what the source file holds, written by sitegen import"
 
     schema_version: Literal[1] = IMPORTED_RECORD_SCHEMA_VERSION
     """Version of the imported record format."""

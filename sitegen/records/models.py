@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
@@ -125,6 +125,8 @@ class NodeInfo(StrictModel):
 
 class Provenance(StrictModel):
     """Everything needed to reproduce the request."""
+
+    MEASURED_DATA: ClassVar[str] = "recorded by the engine and the measuring host"
 
     engine: EngineInfo
     """Engine and version."""
@@ -330,6 +332,8 @@ class TrialMetrics(StrictModel):
 
 class TrialRecord(StrictModel):
     """One request of a campaign, written once and never changed."""
+
+    MEASURED_DATA: ClassVar[str] = "written by sitegen from what the engine returned"
 
     schema_version: Literal[1] = RECORD_SCHEMA_VERSION
     """Version of the record format."""

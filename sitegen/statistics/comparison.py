@@ -11,10 +11,11 @@ locate a server (address, port, pid) are never a difference.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
+from sitegen.author_fields import ID_REFERENCE, AuthorStr
 from sitegen.models import StrictModel
 from sitegen.records.models import TrialRecord
 from sitegen.statistics.dispersion import median_ratio_interval
@@ -39,11 +40,11 @@ class ComparisonSpec(StrictModel):
 
     schema_version: Literal[1] = 1
     """Version of this format."""
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     """Identifier, used in the page address ``compare/<id>/``."""
     title: Bilingual
     """Title in both languages (plain text)."""
-    campaigns: list[str] = Field(min_length=2)
+    campaigns: list[Annotated[str, ID_REFERENCE]] = Field(min_length=2)
     """The campaigns compared: campaign directory names, or plan names that name one
     published campaign. The first is the baseline of any ratio."""
     factor: SetupField | None = None

@@ -18,7 +18,7 @@ from sitegen.validation.rules import load_rules, registered_checks, violation
 
 # The modules of rule-specific checks register them when imported: here, once, so that
 # whatever imports the validation package finds every check registered.
-from sitegen.validation import checks, figure_checks  # noqa: E402, F401  isort: skip
+from sitegen.validation import checks, figure_checks, host_labels  # noqa: E402, F401  isort: skip
 
 if TYPE_CHECKING:
     from sitegen.statistics.report import Report

@@ -1,9 +1,10 @@
 """C-FIGURE over every text an author writes that reaches a page: content prose as the
-page renders it, plan titles and condition ids, annotation reasons and reviewer names,
-comparison titles, catalog strings and the texts of ``mkdocs.yml`` (``copyright`` …),
-and the side channels a reader sees without reading the page: link and image titles and
-image alt texts of content Markdown (tooltips), the names of ``extra.social`` links and
-the titles and publishers of ``content/sources.yaml``.
+page renders it; every author field of every model a build or an import reads (plan,
+annotations, import declaration and registration, ``mkdocs.yml`` with its redaction
+labels, ``content/sources.yaml``, comparisons), as the registry of author fields declares
+them (``sitegen.author_fields``: one walker, no list of fields here); catalog strings; and
+the side channels a reader sees without reading the page: link and image titles and image
+alt texts of content Markdown (tooltips).
 
 One detector (``validation.figures``) reads them all; each issue names the file, the
 field (dotted path) and the figures found.
@@ -16,17 +17,32 @@ import string
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
+from sitegen.author_fields import AuthorField, author_texts
 from sitegen.errors import Issue
 from sitegen.project import packaged_theme
+from sitegen.records.annotations import ANNOTATIONS_FILE
 from sitegen.records.campaign import Campaign
+from sitegen.records.layout import IMPORT_FILE
 from sitegen.records.left_out import LeftOut
 from sitegen.text import LANGUAGES
-from sitegen.validation.figures import describe, find_figures
+from sitegen.validation.figures import (
+    NAME_OR_NUMBER,
+    describe,
+    find_figures,
+    readable,
+)
 from sitegen.validation.rules import check, violation
 from sitegen.yaml_text import load_yaml
+
+if TYPE_CHECKING:
+    from sitegen.records.imported import ImportedCampaign
+
+M = TypeVar("M", bound=BaseModel)
 
 COMPARISONS_DIR = Path("content") / "comparisons"
 """Declared comparisons of several campaigns, relative to the project."""
@@ -51,29 +67,118 @@ def _bilingual(where: str, value: object) -> Iterator[tuple[str, object]]:
         yield f"{where}.{lang}", getattr(value, lang)
 
 
+def author_roots() -> dict[str, type[BaseModel]]:
+    """The models a build (or an import) reads whose author fields C-FIGURE checks, by the
+    file they come from. Every string field reachable from them is registered as author
+    text or declared safe (``sitegen.author_fields``; the enumeration test keeps it so)."""
+    from sitegen.importers.declaration import ImportDeclaration
+    from sitegen.pages.mkdocs import SiteSettings
+    from sitegen.pages.sources import SourceList
+    from sitegen.plan.models import Plan
+    from sitegen.records.annotations import Annotations
+    from sitegen.records.imported import ImportRegistration
+    from sitegen.redact import RedactPolicy
+    from sitegen.statistics.comparison import ComparisonSpec
+
+    return {
+        "plan.json": Plan,
+        "annotations.yaml": Annotations,
+        "import declaration (DECL.yaml)": ImportDeclaration,
+        "import.json": ImportRegistration,
+        "mkdocs.yml": SiteSettings,
+        "mkdocs.yml → redact": RedactPolicy,
+        "content/sources.yaml": SourceList,
+        "content/comparisons/<id>.yaml": ComparisonSpec,
+    }
+
+
+def author_figure_issues(model: BaseModel, where: str) -> list[Issue]:
+    """C-FIGURE over every author field of ``model`` (``sitegen.author_fields``), each
+    issue naming ``where`` (the file) and the field's dotted path."""
+    return [
+        violation(
+            "C-FIGURE", f"{where} → {field.path}", f"figure(s) {describe(found)} written by hand"
+        )
+        for field in author_texts(model)
+        if (found := figures_in(field))
+    ]
+
+
+def figures_in(field: AuthorField) -> list[str]:
+    """The figures an author field shows, read as its marker says (``AuthorText.reads``)."""
+    text = field.text
+    if field.marker.reads == "copyright":
+        text = COPYRIGHT_YEARS.sub(" ", text)
+    elif field.marker.reads == "icon":  # a picture: "material/numeric-3-box" shows a figure
+        text = ICON_WORDS.sub(" ", text)
+    elif field.marker.reads == "name":
+        text = names_out(text)
+    return find_figures(text)
+
+
+NAME_RATE_AFTER = re.compile(
+    r"\s*(?:[×%倍秒]|x\b|tok|tokens?\b|t/s|/s|ms\b|s\b|sec)", re.IGNORECASE
+)
+"""What makes a number in a name a measurement: a multiplier, a percentage or a unit of
+speed or time after it (``3× faster``, ``62 tok/s``)."""
+NAME_NOT_A_NAME = re.compile(
+    r"\d(?:\.\d+)?[xX]$|^[xX]\d|\d(?:tok|tps|ms|s|sec|secs|min|h)$", re.IGNORECASE
+)
+"""A word of a name that is a measurement all the same: ``1.5x``, ``x2``, ``62tok``, ``5s``."""
+NAME_VERSION = re.compile(
+    r"v?\d+(?:\.\d+){2,}(?:[-+][0-9A-Za-z.]+)?|v\d+(?:\.\d+)*(?:[-+][0-9A-Za-z.]+)?"
+    r"|(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}"
+)
+"""A version (``0.11.0``, ``2026.10.11549``, ``v1.2-rc1``) or a commit or digest."""
+NAME_NUMBER = re.compile(r"\d+(?:\.\d)?")
+"""A model number or short version after a word: ``EPYC 9654``, ``Llama 3.1``, ``NVLink 4``."""
+AFTER_A_WORD = re.compile(r"[A-Za-z][\w.+-]*\s+$")
+
+
+def names_out(text: str) -> str:
+    """A name with the digit words that belong to it taken out (``AMD EPYC 9654``,
+    ``NVIDIA H100 80GB``, ``EXL3 sc_3.10bpw``, ``xllamacpp 2026.10.11549``): a version, a
+    word holding a letter, a model number after a word. A number with a multiplier or a
+    unit of speed or time (``3×``, ``62.27``, ``62 tok/s``, ``5s``), a number word, a
+    look-alike or a kanji number stays a figure."""
+    shown = readable(text)
+    kept, end = [], 0
+    for m in NAME_OR_NUMBER.finditer(shown):
+        word = m.group()
+        if not any(c.isdigit() for c in word) or not find_figures(word):
+            continue  # H100, Qwen2.5: the detector reads them as names already
+        rate_after = NAME_RATE_AFTER.match(shown, m.end())
+        if rate_after or NAME_NOT_A_NAME.search(word):
+            continue
+        if (
+            NAME_VERSION.fullmatch(word)
+            or any(c.isalpha() for c in word)
+            or (NAME_NUMBER.fullmatch(word) and AFTER_A_WORD.search(shown[: m.start()]))
+        ):
+            kept += [shown[end : m.start()], "name"]
+            end = m.end()
+    return "".join([*kept, shown[end:]])
+
+
 @check("C-FIGURE", "campaign")
 def _no_figures_in_plan_or_annotations(campaign: Campaign) -> list[Issue]:
-    def fields() -> Iterator[tuple[str, object]]:
-        plan = campaign.plan
-        where = f"{campaign.directory / 'plan.json'} →"
-        yield f"{where} name", plan.name
-        yield from _bilingual(f"{where} title", plan.title)
-        for i, condition in enumerate(plan.conditions):
-            yield f"{where} conditions.{i}.id", condition.id
-        for i, spec in enumerate(plan.inputs):
-            yield f"{where} inputs.{i}.id", spec.id
-        for i, document in enumerate(plan.quality.documents if plan.quality else ()):
-            yield f"{where} quality.documents.{i}.task_id", document.task_id
-        notes = campaign.annotations
-        where = f"{campaign.annotations_path} →"
-        yield f"{where} reviewer", notes.reviewer
-        for i, example in enumerate(notes.curated_examples):
-            yield from _bilingual(f"{where} curated_examples.{i}.reason", example.reason)
-        for i, analysis in enumerate(notes.post_hoc):
-            yield f"{where} post_hoc.{i}.label", analysis.label
-            yield from _bilingual(f"{where} post_hoc.{i}.reason", analysis.reason)
+    return author_figure_issues(
+        campaign.plan, str(campaign.directory / "plan.json")
+    ) + author_figure_issues(campaign.annotations, str(campaign.annotations_path))
 
-    return _figure_issues(fields())
+
+def imported_figure_issues(campaigns: Iterable[ImportedCampaign]) -> list[Issue]:
+    """C-FIGURE over what an imported campaign declares (``import.json``: the title, the
+    conditions' ids and labels, the names of the device, engine, model and quantization)
+    and over its annotations."""
+    return [
+        issue
+        for campaign in campaigns
+        for issue in author_figure_issues(
+            campaign.registration, str(campaign.directory / IMPORT_FILE)
+        )
+        + author_figure_issues(campaign.annotations, str(campaign.directory / ANNOTATIONS_FILE))
+    ]
 
 
 def left_out_figure_issues(entries: Iterable[LeftOut]) -> list[Issue]:
@@ -93,18 +198,16 @@ def left_out_figure_issues(entries: Iterable[LeftOut]) -> list[Issue]:
 
 
 @check("C-FIGURE", "project")
-def _no_figures_in_comparison_titles(project_dir: Path) -> list[Issue]:
+def _no_figures_in_comparisons(project_dir: Path) -> list[Issue]:
+    from sitegen.statistics.comparison import ComparisonSpec
+
     directory = project_dir / COMPARISONS_DIR
-
-    def fields() -> Iterator[tuple[str, object]]:
-        for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
-            declared = _yaml_mapping(path)
-            title = declared.get("title")
-            for lang in LANGUAGES:
-                if isinstance(title, dict):
-                    yield f"{path} → title.{lang}", title.get(lang)
-
-    return _figure_issues(fields())
+    return [
+        issue
+        for path in (sorted(directory.glob("*.yaml")) if directory.is_dir() else [])
+        if (spec := _validated(ComparisonSpec, path)) is not None
+        for issue in author_figure_issues(spec, str(path))
+    ]
 
 
 @check("C-FIGURE", "project")
@@ -159,16 +262,11 @@ PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 def _no_figures_in_sources(project_dir: Path) -> list[Issue]:
     """The titles and publishers of ``content/sources.yaml``, which every quotation shows
     beside its figure and the method page lists."""
+    from sitegen.pages.sources import SourceList
+
     path = project_dir / "content" / "sources.yaml"
-    sources = _yaml_mapping(path).get("sources")
-
-    def fields() -> Iterator[tuple[str, object]]:
-        for i, source in enumerate(sources if isinstance(sources, list) else []):
-            if isinstance(source, dict):
-                for field in ("title", "publisher"):
-                    yield f"{path} → sources.{i}.{field}", source.get(field)
-
-    return _figure_issues(fields())
+    sources = _validated(SourceList, path) if path.is_file() else None
+    return author_figure_issues(sources, str(path)) if sources is not None else []
 
 
 def markup_text_issues(template: str, fields: Iterable[tuple[str, str]]) -> list[Issue]:
@@ -176,10 +274,6 @@ def markup_text_issues(template: str, fields: Iterable[tuple[str, str]]) -> list
     image and reference-definition titles) and image alt texts (``Prose.attributes``), each
     named by its field."""
     return _figure_issues((f"content/{template} → {field}", text) for field, text in fields)
-
-
-SITE_TEXT_SETTINGS = ("copyright", "site_description", "site_author", "repo_name")
-"""Settings of ``mkdocs.yml`` whose text every page shows (footer, header, meta tags)."""
 
 
 COPYRIGHT_YEARS = re.compile(
@@ -190,29 +284,14 @@ COPYRIGHT_YEARS = re.compile(
 
 @check("C-FIGURE", "project")
 def _no_figures_in_site_settings(project_dir: Path) -> list[Issue]:
+    """Every author text of ``mkdocs.yml``: the site's title, description, author,
+    copyright line and repository name, the footer's social links (names and icons) and
+    the labels of redacted hosts."""
+    from sitegen.pages.mkdocs import SiteSettings
+
     path = project_dir / "mkdocs.yml"
-    settings = _yaml_mapping(path)
-
-    def fields() -> Iterator[tuple[str, object]]:
-        for key in SITE_TEXT_SETTINGS:
-            text = settings.get(key)
-            if key == "copyright" and isinstance(text, str):
-                text = COPYRIGHT_YEARS.sub(" ", text)
-            yield f"{path} → {key}", text
-        title = settings.get("title")
-        for lang in LANGUAGES:
-            if isinstance(title, dict):
-                yield f"{path} → title.{lang}", title.get(lang)
-        extra = settings.get("extra")
-        social = extra.get("social") if isinstance(extra, dict) else None
-        for i, link in enumerate(social if isinstance(social, list) else []):
-            if isinstance(link, dict):
-                yield f"{path} → extra.social.{i}.name", link.get("name")
-                # An icon is a picture: "material/numeric-3-box" shows a figure.
-                icon = link.get("icon")
-                yield f"{path} → extra.social.{i}.icon", ICON_WORDS.sub(" ", str(icon or ""))
-
-    return _figure_issues(fields())
+    settings = _validated(SiteSettings, path)
+    return author_figure_issues(settings, str(path)) if settings is not None else []
 
 
 ICON_WORDS = re.compile(r"[/_-]")
@@ -225,6 +304,15 @@ def has_placeholders(template: str) -> bool:
         return any(name is not None for _, name, _, _ in string.Formatter().parse(template))
     except ValueError:  # an unpaired brace: the string is shown as it is
         return False
+
+
+def _validated(model: type[M], path: Path) -> M | None:
+    """The model a YAML file holds; ``None`` when it is missing, not YAML or not valid
+    (the loaders that own the file report those: C-FIGURE reads it once it is)."""
+    try:
+        return model.model_validate(_yaml_mapping(path))
+    except ValidationError:
+        return None
 
 
 def _yaml_mapping(path: Path) -> dict:

@@ -70,9 +70,11 @@ def records(directory: Path) -> list[ImportedRecord]:
 def test_guidellm_import_is_signed_and_invents_nothing(workdir: Path, capsys) -> None:
     decl = declare(
         workdir / "d.yaml",
-        condition("c1", "one stream", "[{file: guidellm/benchmarks.json, group: 'benchmarks[0]'}]")
+        condition(
+            "c1", "single stream", "[{file: guidellm/benchmarks.json, group: 'benchmarks[0]'}]"
+        )
         + condition(
-            "c2", "two streams", "[{file: guidellm/benchmarks.json, group: 'benchmarks[1]'}]"
+            "c2", "paired streams", "[{file: guidellm/benchmarks.json, group: 'benchmarks[1]'}]"
         ),
         "c1",
     )
@@ -122,15 +124,17 @@ def test_guidellm_import_is_signed_and_invents_nothing(workdir: Path, capsys) ->
     [
         # An unmapped group is named, never guessed.
         (
-            condition("c1", "one", "[{file: guidellm/benchmarks.json, group: 'benchmarks[0]'}]"),
+            condition("c1", "first", "[{file: guidellm/benchmarks.json, group: 'benchmarks[0]'}]"),
             "group 'benchmarks[1]' is in no condition's sources",
         ),
         # A group that is not in the file.
         (
-            condition("c1", "one", "[{file: guidellm/benchmarks.json, group: 'benchmarks[0]'}]")
-            + condition("c2", "two", "[{file: guidellm/benchmarks.json, group: 'benchmarks[1]'}]")
+            condition("c1", "first", "[{file: guidellm/benchmarks.json, group: 'benchmarks[0]'}]")
             + condition(
-                "c3", "three", "[{file: guidellm/benchmarks.json, group: 'benchmarks[7]'}]"
+                "c2", "second", "[{file: guidellm/benchmarks.json, group: 'benchmarks[1]'}]"
+            )
+            + condition(
+                "c3", "third", "[{file: guidellm/benchmarks.json, group: 'benchmarks[7]'}]"
             ),
             "group 'benchmarks[7]' is not among the imported sources",
         ),
@@ -158,7 +162,7 @@ def test_a_missing_declaration_is_named_not_filled_in(workdir: Path, capsys) -> 
             "model: {name: SmolLM2-135M-Instruct}\n",
         )
         + "conditions:\n"
-        + condition("c1", "one", "[{file: vllm/vllm-serve.json}]")
+        + condition("c1", "first", "[{file: vllm/vllm-serve.json}]")
         + "baseline: c1\n"
     )
     assert (
@@ -172,7 +176,7 @@ def test_a_missing_declaration_is_named_not_filled_in(workdir: Path, capsys) -> 
 
 def test_bad_command_lines_are_one_line_each(workdir: Path, capsys) -> None:
     decl = declare(
-        workdir / "d.yaml", condition("c1", "one", "[{file: vllm/vllm-serve.json}]"), "c1"
+        workdir / "d.yaml", condition("c1", "first", "[{file: vllm/vllm-serve.json}]"), "c1"
     )
     assert run("import", "vllm", "nope.json", "--declare", str(decl), "--campaign", "v") == 2
     assert "nope.json: no such file" in capsys.readouterr().err
@@ -274,8 +278,8 @@ def test_pages_mark_every_figure_and_refuse_what_the_source_lacks(workdir: Path)
         str(
             declare(
                 workdir / "c.yaml",
-                condition("s1", "one", "[{file: csv/requests.csv, group: streams-1}]")
-                + condition("s2", "two", "[{file: csv/requests.csv, group: streams-2}]"),
+                condition("s1", "first", "[{file: csv/requests.csv, group: streams-1}]")
+                + condition("s2", "second", "[{file: csv/requests.csv, group: streams-2}]"),
                 "s1",
                 "csv:\n  columns:\n    group: {column: config}\n"
                 "    ttft_s: {column: first_token_latency, unit: ms}\n"

@@ -25,17 +25,17 @@ model: {name: SmolLM2-135M-Instruct, quantization: GGUF Q4_1}
 context_capacity: 1024
 sampling: {temperature: 0}
 conditions:
-  - id: one-stream
-    label: {ja: 同時1件, en: one stream}
+  - id: single-stream
+    label: {ja: 単一ストリーム, en: single stream}
     sources: [{file: guidellm/benchmarks.json, group: "benchmarks[0]"}]
     speculative: {mode: off}
-  - id: two-streams
-    label: {ja: 同時2件, en: two streams}
+  - id: paired-streams
+    label: {ja: 並行ストリーム, en: paired streams}
     sources:
       - {file: guidellm/benchmarks.json, group: "benchmarks[1]"}
       - {file: aiperf/profile_export.jsonl}
     speculative: {mode: ngram-simple, draft_max: 8, ngram_size: 3}
-baseline: one-stream
+baseline: single-stream
 """
 
 
@@ -61,7 +61,7 @@ def sources():
 def test_a_declaration_loads_with_off_kept_as_a_mode(declaration):
     assert declaration.conditions[0].speculative.mode == "off"
     assert declaration.hardware.devices[0].name == "AMD EPYC 9654"
-    assert declaration.baseline == "one-stream"
+    assert declaration.baseline == "single-stream"
 
 
 def test_what_is_not_declared_stays_absent(declaration):
@@ -81,7 +81,7 @@ def test_what_is_not_declared_stays_absent(declaration):
             "decl.yaml → engine: Field required",
         ),
         ("speculative: {mode: off}", "speculative: {}", "speculative.mode must be declared"),
-        ("baseline: one-stream", "baseline: three", "baseline 'three' is not a condition"),
+        ("baseline: single-stream", "baseline: three", "baseline 'three' is not a condition"),
         ("quantization: GGUF Q4_1", "quantization: GGUF Q4_1, licence: x", "model.licence: Extra"),
         ("count: 1,", "count: 0,", "hardware.devices.0.count: Input should be greater than"),
         ("context_capacity: 1024", "context_capacity: lots", "context_capacity: Input should be"),
@@ -89,14 +89,14 @@ def test_what_is_not_declared_stays_absent(declaration):
         (
             "- {file: aiperf/profile_export.jsonl}",
             '- {file: guidellm/benchmarks.json, group: "benchmarks[0]"}',
-            "named by conditions 'one-stream' and 'two-streams'",
+            "named by conditions 'single-stream' and 'paired-streams'",
         ),
         (
-            "id: two-streams",
-            "id: one-stream",
-            "condition id 'one-stream' is declared more than once",
+            "id: paired-streams",
+            "id: single-stream",
+            "condition id 'single-stream' is declared more than once",
         ),
-        ("en: one stream", "en: ''", "conditions.0.label.en: String should have at least 1"),
+        ("en: single stream", "en: ''", "conditions.0.label.en: String should have at least 1"),
     ],
 )
 def test_a_bad_declaration_is_refused_in_one_line_naming_the_field(tmp_path, old, new, expected):
@@ -117,9 +117,9 @@ def test_a_file_that_is_not_yaml_is_refused_in_one_line(tmp_path):
 def test_every_source_group_gets_its_declared_condition(declaration, sources):
     assigned = assign_conditions(declaration, sources, "decl.yaml")
     assert {key: condition.id for key, condition in assigned.items()} == {
-        SourceGroup("guidellm/benchmarks.json", "benchmarks[0]"): "one-stream",
-        SourceGroup("guidellm/benchmarks.json", "benchmarks[1]"): "two-streams",
-        SourceGroup("aiperf/profile_export.jsonl", None): "two-streams",
+        SourceGroup("guidellm/benchmarks.json", "benchmarks[0]"): "single-stream",
+        SourceGroup("guidellm/benchmarks.json", "benchmarks[1]"): "paired-streams",
+        SourceGroup("aiperf/profile_export.jsonl", None): "paired-streams",
     }
 
 
@@ -145,7 +145,7 @@ def test_a_declared_group_that_no_file_holds_is_refused(tmp_path, sources):
     assert [str(issue) for issue in caught.value.issues] == [
         "[schema] decl.yaml → conditions: file 'guidellm/benchmarks.json' group 'benchmarks[1]' "
         "is in no condition's sources: declare which condition it is (the import does not guess)",
-        "[schema] decl.yaml → conditions.two-streams.sources: file 'guidellm/benchmarks.json' "
+        "[schema] decl.yaml → conditions.paired-streams.sources: file 'guidellm/benchmarks.json' "
         "group 'benchmarks[7]' is not among the imported sources: the file holds groups "
         "benchmarks[0], benchmarks[1]",
     ]
