@@ -9,6 +9,9 @@ benchmark only (the fake engine's timing with ~2 KB answers, signed by the store
 campaign). ×N: the same campaign with N× the repetitions and seeds. Each build runs in
 its own process, so its peak RSS is its own.
 
+Each site is then audited (``sitegen audit`` in its own process: time, what it checked,
+peak RSS).
+
 Targets (2 cores): cold ×1 ≤ 3.5 s; ×10 (40,000 records) ≤ 8× the ×1 time and ≤ 350 MB
 peak; ×100 (400,000 records) completes within 1 GB peak; no HTML page over 300 KB; an
 unchanged rebuild through the CLI ≤ 0.3 s; resuming reads ``records.jsonl`` a line at a
@@ -42,6 +45,7 @@ from dataclasses import replace
 from pathlib import Path
 from unittest import mock
 
+from sitegen.audit import audit_site
 from sitegen.build import build_site
 from sitegen.cli import exit_without_teardown
 from sitegen.engine import options, registry
@@ -162,6 +166,18 @@ def timed_build(data_dir: Path, site_dir: Path) -> tuple[float, str, float]:
     return seconds, outcome, int(peak_kb) / 1024
 
 
+def timed_audit(site_dir: Path) -> tuple[float, str, float]:
+    """``sitegen audit`` of the built site in a child process (the synthetic engine
+    registered, as a real engine is in a customer's audit): wall seconds, its summary line,
+    peak RSS (MB)."""
+    command = [sys.executable, __file__, "--child-audit", str(site_dir)]
+    started = time.perf_counter()
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    seconds = time.perf_counter() - started
+    summary, peak_kb = output.rsplit("\n", 2)[-2].rsplit(" ", 1)
+    return seconds, summary, int(peak_kb) / 1024
+
+
 def timed_cli_unchanged(data_dir: Path, site_dir: Path) -> tuple[float, str]:
     """``sitegen build`` through its command line on a site built from these inputs."""
     command = [sys.executable, "-m", "sitegen", "build", "--data", str(data_dir)]
@@ -198,6 +214,18 @@ def child_build(data_dir: Path, site_dir: Path) -> None:
     result = build_site(data_dir, site_dir, PROJECT, version="bench")
     print(result.outcome, peak_rss_kb())
     exit_without_teardown(0)  # as the sitegen command ends after a build
+
+
+def child_audit(site_dir: Path) -> None:
+    register_synthetic_engine()
+    result = audit_site(str(site_dir))
+    for finding in result.findings:
+        print(finding)
+    verdict = "FAILED" if result.findings else "ok"
+    print(
+        f"{verdict}: {result.listed} file(s) checked against signed lists, {result.figures} "
+        f"figure(s), {result.tables} download(s) recomputed {peak_rss_kb()}"
+    )
 
 
 def remove_site(site_dir: Path) -> None:
@@ -241,7 +269,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="side-by-side rounds (--against)")
     parser.add_argument("--child-build", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--child-resume", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--child-audit", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_audit:
+        child_audit(args.child_audit)
+        return 0
     if args.child_build:
         child_build(*args.child_build)
         return 0
@@ -273,6 +305,7 @@ def main() -> int:
             )
             cold, outcome, cold_rss = timed_build(data_dir, site_dir)
             unchanged, said = timed_cli_unchanged(data_dir, site_dir)
+            audited, audit_said, audit_rss = timed_audit(site_dir)
             resume_mb = resume_peak_mb(data_dir, scale)
             largest = page_sizes(site_dir)
             site_mb = sum(p.stat().st_size for p in site_dir.rglob("*") if p.is_file()) / 1e6
@@ -281,6 +314,7 @@ def main() -> int:
                 f"site {site_mb:.0f} MB"
             )
             print(f"  unchanged (CLI) {unchanged:7.2f} s: {said}")
+            print(f"  audit           {audited:7.2f} s: {audit_said}; peak RSS {audit_rss:.0f} MB")
             print(f"  measure resuming the finished campaign: peak RSS {resume_mb:.0f} MB")
             for size, page in largest:
                 print(f"  page {page:<60} {size / 1e3:9.0f} KB")
