@@ -171,6 +171,23 @@ class ImportedMeasurement(StrictModel):
     """llama-bench ``samples_ts``: tokens per second of this repetition."""
     duration_s: float | None = Field(default=None, ge=0)
     """llama-bench ``samples_ns`` (ns): the duration of this repetition."""
+    input: str | None = None
+    """The input the source names for it (a CSV's declared input column, e.g. ``8k``):
+    its records get this input id, and figures and ratios are per input."""
+    finish_reason: str | None = None
+    """Why generation stopped, as the source writes it (``stop``, ``length`` …)."""
+    output_cap: int | None = Field(default=None, ge=1)
+    """The output-token cap of the request (``max_tokens``) as the source states it."""
+    draft_tokens: int | None = Field(default=None, ge=0)
+    """Draft tokens proposed for this request, as the source counts them."""
+    accepted_tokens: int | None = Field(default=None, ge=0)
+    """Draft tokens accepted for this request, as the source counts them."""
+    peak_memory_mib: float | None = Field(default=None, ge=0)
+    """Peak memory of the run as the source states it for this measurement (MiB)."""
+    tool_tokens_per_s: float | None = Field(default=None, ge=0)
+    """The tool's own rate (tokens/s) as the file holds it, by the tool's definition (the
+    declaration's ``csv.columns.tool_tokens_per_s.definition``); never sitegen's
+    generation rate, and no time is derived from it."""
 
 
 class ImportedSource(StrictModel):

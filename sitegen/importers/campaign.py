@@ -117,8 +117,8 @@ def parse_sources(
 
 
 def input_of(measure: str | None) -> str:
-    """Input id of a measurement: llama-bench's test as an id (``pp16+tg8`` →
-    ``pp16-tg8``), else ``requests``."""
+    """Input id of a measurement: its source's input (a CSV input column, ``8K`` → ``8k``)
+    or llama-bench's test as an id (``pp16+tg8`` → ``pp16-tg8``), else ``requests``."""
     if measure is None:
         return REQUESTS_INPUT
     return re.sub(r"[^a-z0-9_.]+", "-", measure.strip().lower()).strip("-") or REQUESTS_INPUT
@@ -139,7 +139,7 @@ def make_records(
         info = source.source
         for measurement in source.measurements:
             condition = conditions[SourceGroup(info.file, measurement.group)]
-            input_id = input_of(measurement.measure)
+            input_id = input_of(measurement.input or measurement.measure)
             repetition = repetitions[condition, input_id]
             repetitions[condition, input_id] += 1
             generation_s, gen_tps = derived_rate(measurement)

@@ -1,6 +1,9 @@
 """A plain CSV table (comma-separated, a header row first) read through the declaration's
 column mapping (``csv.columns``): each row is one measurement, each mapped column one field
 in its declared unit, an empty cell an absent value. Unmapped columns are ignored.
+
+Nothing is derived: a tool's rate column stays the tool's figure (``tool_tokens_per_s``),
+never turned into times, and a missing time stays missing.
 """
 
 from __future__ import annotations
@@ -28,8 +31,19 @@ PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 """Duration units: how many make a second."""
 UNIX_PER_SECOND = {"unix-s": 1.0, "unix-ms": 1e3, "unix-ns": 1e9}
 """Unix-time units of ``started_at``: how many make a second."""
-COUNT_FIELDS = frozenset({"prompt_tokens", "output_tokens", "concurrency"})
+COUNT_FIELDS = frozenset(
+    {
+        "prompt_tokens",
+        "output_tokens",
+        "concurrency",
+        "output_cap",
+        "draft_tokens",
+        "accepted_tokens",
+    }
+)
 """Fields holding whole numbers."""
+MIB_PER_UNIT = {"B": 1 / 2**20, "KiB": 1 / 2**10, "MiB": 1.0, "GiB": 2.0**10}
+"""Memory units of ``peak_memory_mib``: how many MiB one makes."""
 
 
 def parse(file: SourceFile, mapping: CsvMapping) -> ImportedSource:
@@ -85,8 +99,8 @@ def _row(
         cell = row[position]
         column = mapping.columns[target]
         if not cell.strip():
-            if target == "group":
-                raise at.error(column.column, "empty: every row needs its group")
+            if target in ("group", "input"):
+                raise at.error(column.column, f"empty: every row needs its {target}")
             continue
         if target in TIME_FIELDS:
             fields[target] = _number(at, column.column, cell) / PER_SECOND[column.unit]
@@ -96,6 +110,8 @@ def _row(
             fields[target] = _count(at, column.column, cell)
         elif target in NUMBER_FIELDS:
             fields[target] = _number(at, column.column, cell)
+        elif target == "peak_memory_mib":
+            fields[target] = _number(at, column.column, cell) * MIB_PER_UNIT[column.unit]
         else:
             fields[target] = cell
     return measurement(at, status="failed" if fields.get("error") else "ok", **fields)

@@ -2,16 +2,18 @@
 and sampling that the source files do not record, which source group is which condition,
 the speculative decoding each condition ran with, and how a CSV's columns map.
 
-Nothing declared is filled in: an optional field left out stays ``None`` and pages say it
-was not declared. A source group no condition names, or a condition naming a group that no
-file holds, is refused: the import never guesses which run is which.
+Nothing declared is filled in: an optional field left out, or any fact declared
+``unknown``, stays ``None`` and pages say it was not declared. A source group no condition
+names, or a condition naming a group that no file holds, is refused: the import never
+guesses which run is which (a file holding one group maps without naming it).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -30,23 +32,47 @@ from sitegen.plan.io import read_config_file
 from sitegen.plan.models import MAX_SEED, SpeculativeSpec
 from sitegen.text import Bilingual, NonBlank
 
+UNKNOWN = "unknown"
+"""What a publisher writes for a fact they do not know: it is stored as ``None`` and shown
+as "not declared", never replaced by a value."""
 
-class DeviceDecl(StrictModel):
+
+class Declared(StrictModel):
+    """A part of the declaration whose ``UNKNOWABLE`` fields may be declared ``unknown``."""
+
+    UNKNOWABLE: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_is_none(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {
+                key: None if key in cls.UNKNOWABLE and value == UNKNOWN else value
+                for key, value in data.items()
+            }
+        return data
+
+
+class DeviceDecl(Declared):
     """One kind of device the server ran on."""
+
+    UNKNOWABLE = frozenset({"count", "memory_gib"})
 
     kind: Literal["gpu", "cpu", "accelerator"]
     """What the device is."""
     name: Annotated[NonBlank, AUTHOR_NAME]
     """Its name as marketed, e.g. ``NVIDIA H100 SXM5`` or ``AMD EPYC 9654`` (its memory is
     ``memory_gib``)."""
-    count: int = Field(ge=1)
-    """How many of them the server used."""
+    count: int | None = Field(ge=1)
+    """How many of them the server used (required; ``unknown`` → ``None``: not declared)."""
     memory_gib: float | None = Field(default=None, gt=0)
     """Memory of one device (GiB; for a CPU, the host's memory); ``None``: not declared."""
 
 
-class HardwareDecl(StrictModel):
+class HardwareDecl(Declared):
     """The machine that ran the server."""
+
+    UNKNOWABLE = frozenset({"interconnect"})
 
     devices: list[DeviceDecl] = Field(min_length=1)
     """Every kind of device the server used (GPUs, CPU …)."""
@@ -54,32 +80,39 @@ class HardwareDecl(StrictModel):
     """How the GPUs were connected, e.g. ``NVLink 4 (NV18)``; ``None``: not declared."""
 
 
-class EngineDecl(StrictModel):
+class EngineDecl(Declared):
     """The inference engine that served the requests."""
+
+    UNKNOWABLE = frozenset({"version", "build"})
 
     name: Annotated[NonBlank, AUTHOR_NAME]
     """Engine name, e.g. ``vLLM`` or ``llama.cpp``."""
-    version: Annotated[NonBlank, AUTHOR_NAME]
-    """Its version, e.g. ``0.11.0`` (the source files of HTTP benchmarks do not state it)."""
+    version: Annotated[NonBlank, AUTHOR_NAME] | None
+    """Its version, e.g. ``0.11.0`` (the source files of HTTP benchmarks do not state it);
+    required, ``unknown`` → ``None``: not declared."""
     build: Annotated[NonBlank, AUTHOR_NAME] | None = None
     """Build, commit or image, e.g. ``b6123`` or a container digest; ``None``: not declared."""
 
 
-class ModelDecl(StrictModel):
+class ModelDecl(Declared):
     """The model that was served."""
+
+    UNKNOWABLE = frozenset({"quantization", "file_sha256"})
 
     name: Annotated[NonBlank, AUTHOR_NAME]
     """Display name, e.g. ``Llama-3.1-8B-Instruct``."""
-    quantization: Annotated[NonBlank, AUTHOR_NAME]
+    quantization: Annotated[NonBlank, AUTHOR_NAME] | None
     """Quantization as published, e.g. ``FP8`` or ``GGUF Q4_K_M`` (``none`` for full
-    precision must be said, not assumed)."""
+    precision must be said, not assumed); required, ``unknown`` → ``None``: not declared."""
     file_sha256: Annotated[str, HASH] | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     """SHA-256 of the model file, where one file holds it; ``None``: not declared."""
 
 
-class SamplingDecl(StrictModel):
-    """Sampling settings of the requests; a setting left out is not declared (pages say so),
-    never taken as a default."""
+class SamplingDecl(Declared):
+    """Sampling settings of the requests; a setting left out (or ``unknown``) is not
+    declared (pages say so), never taken as a default."""
+
+    UNKNOWABLE = frozenset({"temperature", "top_p", "top_k", "seed"})
 
     temperature: float | None = Field(default=None, ge=0)
     """Sampling temperature (0 = greedy)."""
@@ -109,6 +142,37 @@ class SourceRef(StrictModel):
     llama-bench ``n_threads=2``, a CSV group value); ``None`` for a file that is one group."""
 
 
+class ImportedSpeculative(SpeculativeSpec):
+    """Speculative decoding as the publisher declares it: as a plan's, except that the
+    draft length of a speculative mode may be declared ``unknown`` (``None``, shown as not
+    declared); left out, it is refused."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _draft_length_declared(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("mode", "off") != "off":
+            if "draft_max" not in data:
+                raise ValueError(
+                    f"mode '{data['mode']}' needs draft_max (the maximum draft length, or unknown)"
+                )
+            if data["draft_max"] == UNKNOWN:
+                return {**data, "draft_max": None}
+        return data
+
+    @model_validator(mode="after")
+    def _draft_length_matches_mode(self) -> ImportedSpeculative:
+        if self.mode == "off" and self.draft_max is not None:
+            raise ValueError("draft_max must be unset when mode is 'off'")
+        return self
+
+    @property
+    def label(self) -> str:
+        """``ngram-simple (≤8)``, or the mode alone when its draft length is not declared."""
+        if self.mode != "off" and self.draft_max is None:
+            return self.mode
+        return super().label
+
+
 class ConditionDecl(StrictModel):
     """One condition: the source groups measured with it and its declared factor."""
 
@@ -118,9 +182,13 @@ class ConditionDecl(StrictModel):
     """What the condition is, in both site languages."""
     sources: list[SourceRef] = Field(min_length=1)
     """The source groups measured with this condition."""
-    speculative: SpeculativeSpec
+    speculative: ImportedSpeculative
     """The declared factor: speculative decoding as configured on the engine (``mode: off``
     must be written out; it is never assumed)."""
+    model: ModelDecl | None = None
+    """This condition's model where the conditions served different models (``None``: the
+    declaration's ``model``). Conditions with different models are never compared by a
+    ratio."""
 
     @model_validator(mode="before")
     @classmethod
@@ -136,21 +204,54 @@ class CsvField(StrictModel):
 
     column: Annotated[NonBlank, COLUMN_NAME]
     """The column's header, exactly as in the file."""
-    unit: Literal["s", "ms", "us", "ns", "unix-s", "unix-ms", "unix-ns", "iso8601"] | None = None
+    unit: (
+        Literal[
+            "s",
+            "ms",
+            "us",
+            "ns",
+            "unix-s",
+            "unix-ms",
+            "unix-ns",
+            "iso8601",
+            "B",
+            "KiB",
+            "MiB",
+            "GiB",
+        ]
+        | None
+    ) = None
     """The column's unit: ``s``, ``ms``, ``us``, ``ns`` for durations; ``unix-s``,
-    ``unix-ms``, ``unix-ns`` or ``iso8601`` (with its UTC offset) for ``started_at``; none
-    for counts and text."""
+    ``unix-ms``, ``unix-ns`` or ``iso8601`` (with its UTC offset) for ``started_at``; ``B``,
+    ``KiB``, ``MiB`` or ``GiB`` for ``peak_memory_mib``; none for counts, rates and text."""
+    definition: Bilingual | None = None
+    """``tool_tokens_per_s`` only, and required there: how the tool defines its rate, in
+    both languages, as its documentation says (e.g. output tokens over the request's
+    whole latency); shown beside every figure of it."""
 
 
 DURATION_UNITS = ("s", "ms", "us", "ns")
 """Units of a CSV duration column."""
 START_UNITS = ("unix-s", "unix-ms", "unix-ns", "iso8601")
 """Units of a CSV ``started_at`` column."""
+MEMORY_UNITS = ("B", "KiB", "MiB", "GiB")
+"""Units of a CSV ``peak_memory_mib`` column."""
 TIME_FIELDS = frozenset({"ttft_s", "last_token_s", "e2e_s"})
 """CSV measurement fields holding durations."""
-NUMBER_FIELDS = frozenset({"prompt_tokens", "output_tokens", "concurrency", "request_rate"})
+NUMBER_FIELDS = frozenset(
+    {
+        "prompt_tokens",
+        "output_tokens",
+        "concurrency",
+        "request_rate",
+        "output_cap",
+        "draft_tokens",
+        "accepted_tokens",
+        "tool_tokens_per_s",
+    }
+)
 """CSV measurement fields holding counts or rates."""
-TEXT_FIELDS = frozenset({"output_text", "prompt_text", "group", "error"})
+TEXT_FIELDS = frozenset({"output_text", "prompt_text", "group", "error", "input", "finish_reason"})
 """CSV measurement fields holding text."""
 CsvTarget = Literal[
     "started_at",
@@ -165,6 +266,13 @@ CsvTarget = Literal[
     "prompt_text",
     "group",
     "error",
+    "input",
+    "finish_reason",
+    "output_cap",
+    "draft_tokens",
+    "accepted_tokens",
+    "peak_memory_mib",
+    "tool_tokens_per_s",
 ]
 
 
@@ -175,7 +283,8 @@ class CsvMapping(StrictModel):
     columns: dict[CsvTarget, CsvField] = Field(min_length=1)
     """Measurement field → its column, e.g. ``ttft_s: {column: first_token_latency,
     unit: ms}``. ``error``: a non-empty cell marks the row failed (without an ``error``
-    column every row is ok); ``group``: the row's group, mapped to a condition."""
+    column every row is ok); ``group``: the row's group, mapped to a condition; ``input``:
+    the row's input (``8k``, ``32k``): figures and ratios are per input, never pooled."""
 
     @model_validator(mode="after")
     def _units_match_fields(self) -> CsvMapping:
@@ -186,8 +295,17 @@ class CsvMapping(StrictModel):
                 raise ValueError(
                     "columns.started_at.unit must be unix-s, unix-ms, unix-ns or iso8601"
                 )
+            if name == "peak_memory_mib" and field.unit not in MEMORY_UNITS:
+                raise ValueError("columns.peak_memory_mib.unit must be B, KiB, MiB or GiB")
             if (name in NUMBER_FIELDS or name in TEXT_FIELDS) and field.unit is not None:
                 raise ValueError(f"columns.{name} takes no unit")
+            if (name == "tool_tokens_per_s") != (field.definition is not None):
+                raise ValueError(
+                    "columns.tool_tokens_per_s needs its definition: {ja: …, en: …}, how the "
+                    "tool defines its rate"
+                    if name == "tool_tokens_per_s"
+                    else f"columns.{name} takes no definition (only tool_tokens_per_s does)"
+                )
         headers = [field.column for field in self.columns.values()]
         repeated = sorted({h for h in headers if headers.count(h) > 1})
         if repeated:
@@ -195,8 +313,10 @@ class CsvMapping(StrictModel):
         return self
 
 
-class ImportDeclaration(StrictModel):
+class ImportDeclaration(Declared):
     """Everything about imported runs that their files do not say."""
+
+    UNKNOWABLE = frozenset({"context_capacity"})
 
     title: Bilingual | None = None
     """Report title in both languages (``None``: not declared)."""
@@ -204,8 +324,9 @@ class ImportDeclaration(StrictModel):
     """The devices and interconnect of the machine that ran the server."""
     engine: EngineDecl
     """The engine and its build."""
-    model: ModelDecl
-    """The model and its quantization."""
+    model: ModelDecl | None = None
+    """The model and its quantization; may be left out only where every condition declares
+    its own ``model``."""
     context_capacity: int | None = Field(default=None, ge=1)
     """Context allocated per request slot (tokens), e.g. vLLM ``max_model_len``; ``None``:
     not declared."""
@@ -226,6 +347,12 @@ class ImportDeclaration(StrictModel):
             raise ValueError(f"condition id {repeated[0]!r} is declared more than once")
         if self.baseline not in ids:
             raise ValueError(f"baseline {self.baseline!r} is not a condition ({', '.join(ids)})")
+        unnamed = [c.id for c in self.conditions if c.model is None]
+        if self.model is None and unnamed:
+            raise ValueError(
+                f"model: declare the model, or each condition's model (none for "
+                f"{', '.join(map(repr, unnamed))})"
+            )
         seen: dict[SourceGroup, str] = {}
         for condition in self.conditions:
             for ref in condition.sources:
@@ -237,6 +364,13 @@ class ImportDeclaration(StrictModel):
                     )
                 seen[key] = condition.id
         return self
+
+    def model_of(self, condition_id: str) -> ModelDecl:
+        """The model of a condition: its own, else the declaration's."""
+        condition = next(c for c in self.conditions if c.id == condition_id)
+        model = condition.model or self.model
+        assert model is not None  # validated: every condition has a model
+        return model
 
 
 def parse_declaration(raw: object, where: str) -> ImportDeclaration:
@@ -257,9 +391,11 @@ def load_declaration(path: Path) -> ImportDeclaration:
 def assign_conditions(
     declaration: ImportDeclaration, sources: Sequence[ImportedSource], where: str
 ) -> dict[SourceGroup, ConditionDecl]:
-    """Each source group of the imported files → its declared condition. Refused, with one
-    line per problem: a group no condition names, a declared group no file holds, and a
-    whole file declared where the file holds several groups."""
+    """Each source group of the imported files → its declared condition. A file holding one
+    group maps without naming it (a GuideLLM report of one benchmark). Refused, with one
+    line per problem: a group no condition names (with the YAML that would name it), a
+    declared group no file holds, and a whole file declared where the file holds several
+    groups."""
     present: dict[str, set[str | None]] = {}
     for source in sources:
         groups = present.setdefault(source.source.file, set())
@@ -269,20 +405,31 @@ def assign_conditions(
         for condition in declaration.conditions
         for ref in condition.sources
     }
+
+    def condition_of(key: SourceGroup) -> ConditionDecl | None:
+        if key in declared:
+            return declared[key]
+        if len(present.get(key.file, ())) == 1:  # the file's one group, named or not
+            return declared.get(SourceGroup(key.file, None))
+        return None
+
     issues = []
     for file, groups in present.items():
         for group in sorted(groups, key=str):
-            if SourceGroup(file, group) not in declared:
+            key = SourceGroup(file, group)
+            if condition_of(key) is None:
                 issues.append(
                     Issue(
                         f"{where} → conditions",
-                        f"{_describe(SourceGroup(file, group))} is in no condition's sources: "
-                        "declare which condition it is (the import does not guess)",
+                        f"{_describe(key)} is in no condition's sources: declare which "
+                        "condition it is (the import does not guess); add to that "
+                        f"condition's sources: {_yaml(key)}",
                     )
                 )
     for key, condition in declared.items():
         held = present.get(key.file)
-        if held is None or key.group not in held:
+        one_group = key.group is None and held is not None and len(held) == 1
+        if held is None or (key.group not in held and not one_group):
             if held is None:
                 why = "no such file was imported"
             elif held == {None}:
@@ -297,12 +444,22 @@ def assign_conditions(
             )
     if issues:
         raise DataError(issues)
-    return {
-        SourceGroup(file, group): declared[SourceGroup(file, group)]
-        for file, groups in present.items()
-        for group in groups
-    }
+    assigned = {}
+    for file, groups in present.items():
+        for group in groups:
+            condition = condition_of(SourceGroup(file, group))
+            assert condition is not None  # refused above
+            assigned[SourceGroup(file, group)] = condition
+    return assigned
 
 
 def _describe(key: SourceGroup) -> str:
     return f"file {key.file!r}" + (f" group {key.group!r}" if key.group is not None else "")
+
+
+def _yaml(key: SourceGroup) -> str:
+    """The source entry naming ``key``, as one line of YAML (JSON quoting is YAML's)."""
+    entry = f"file: {json.dumps(key.file, ensure_ascii=False)}"
+    if key.group is not None:
+        entry += f", group: {json.dumps(key.group, ensure_ascii=False)}"
+    return f"- {{{entry}}}"

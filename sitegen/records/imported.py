@@ -24,9 +24,9 @@ from pydantic import Field, ValidationError
 from sitegen.author_fields import TIMESTAMP, WRITTEN_BY_SITEGEN, AuthorStr
 from sitegen.errors import DataError, Issue, StorageError, pydantic_issues
 from sitegen.importers.base import ImportedMeasurement, SourceInfo
-from sitegen.importers.declaration import ImportDeclaration
+from sitegen.importers.declaration import ImportDeclaration, ImportedSpeculative
 from sitegen.models import StrictModel
-from sitegen.plan.models import DispersionSpec, SpeculativeSpec
+from sitegen.plan.models import DispersionSpec
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations, read_annotations
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE, FileDigest, campaign_directories
 from sitegen.records.verify import verify_campaign
@@ -105,8 +105,9 @@ class ImportedRecord(StrictModel):
     condition_id: str
     """The declared condition of the measurement's source group."""
     input_id: str
-    """``requests`` for an HTTP benchmark's requests; llama-bench's test (``pp16``,
-    ``tg8``, ``pp16+tg8``) for its repetitions."""
+    """The source's input where it names one (a CSV input column: ``8k``, ``32k``);
+    ``requests`` for an HTTP benchmark's requests; llama-bench's test (``pp16``, ``tg8``,
+    ``pp16+tg8``) for its repetitions."""
     repetition: int = Field(ge=0)
     """Index of the measurement within its condition and input, in source order."""
     role: Literal["warmup", "measured"]
@@ -114,7 +115,7 @@ class ImportedRecord(StrictModel):
     excluded from statistics."""
     status: Literal["ok", "failed"]
     """``failed`` where the source marks the request failed; kept, excluded from statistics."""
-    speculative: SpeculativeSpec
+    speculative: ImportedSpeculative
     """Speculative decoding of the condition, as declared (never read from the source)."""
     origin: ImportOrigin
     """The source file and the place in it."""

@@ -12,17 +12,32 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from sitegen.importers.base import ImportedMeasurement
 from sitegen.records.imported import ImportedCampaign, ImportRegistration
 from sitegen.statistics.dispersion import median_ratio_interval
 
-FIGURES = ("gen_tps", "tokens_per_s", "ttft_s", "e2e_s", "output_tokens", "prompt_tokens")
-"""Figures summarized per condition and input, each a median with its range."""
+FIGURES = (
+    "gen_tps",
+    "tokens_per_s",
+    "tool_tokens_per_s",
+    "ttft_s",
+    "e2e_s",
+    "output_tokens",
+    "prompt_tokens",
+    "acceptance",
+    "peak_memory_mib",
+)
+"""Figures summarized per condition and input, each a median with its range
+(``acceptance``: each request's accepted ÷ proposed draft tokens, where it proposed any)."""
 LOAD_FIELDS = ("format", "load_pattern", "concurrency", "request_rate", "backend")
 """How the tool sent the requests: conditions that differ in any of these differ in more
 than the declared factor (C-CONFDIFF), so no ratio is shown between them."""
-RATE_METRICS = ("gen_tps", "tokens_per_s")
+RATE_METRICS = ("gen_tps", "tokens_per_s", "tool_tokens_per_s")
 """The rate a ratio compares: sitegen's generation rate where the source's times give it,
-else the tool's own rate (llama-bench ``samples_ts``)."""
+else llama-bench's rate (``samples_ts``), else the tool's rate column of a CSV (by the
+tool's declared definition, labelled as the tool's)."""
+TRUNCATED = "length"
+"""The finish reason of a request stopped by its output cap (OpenAI-compatible servers)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,11 @@ class ImportedRow:
     figures: dict[str, Figure]
     load: dict[str, str]
     """The load fields (``LOAD_FIELDS``) of the condition's sources, as stated."""
+    truncated: int | None = None
+    """Measured requests stopped by the output cap: finish reason ``length``, or as many
+    output tokens as the stated cap; ``None`` where the source states neither."""
+    truncation_known: int = 0
+    """Measured requests whose finish reason or output cap the source states."""
 
 
 @dataclass(frozen=True)
@@ -64,9 +84,10 @@ class ImportedComparison:
     """Treatment median ÷ baseline median; only with its interval (C-SPREAD)."""
     interval: tuple[float, float] | None
     differing: tuple[str, ...]
-    """Load fields that differ between the two sides, and ``group`` when both sides declare
-    the same speculative decoding (they then differ in something undeclared): no ratio
-    then (C-CONFDIFF)."""
+    """Load fields that differ between the two sides, ``model`` when their declared models
+    differ, and ``group`` when both sides declare the same speculative decoding (they then
+    differ in something undeclared): no ratio then (C-CONFDIFF). Sides are always one
+    input: figures of different inputs are never pooled into a ratio."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +137,18 @@ class ImportedReport:
     def is_llama_bench(self) -> bool:
         return self.registration.format == "llama-bench"
 
+    @property
+    def tool_rate_definition(self) -> dict[str, str] | None:
+        """How the tool defines its rate column, as declared (``None``: no such column)."""
+        mapping = self.registration.declaration.csv
+        column = None if mapping is None else mapping.columns.get("tool_tokens_per_s")
+        return None if column is None or column.definition is None else dict(column.definition)
+
+    @property
+    def shows_truncation(self) -> bool:
+        """Whether any row's source states finish reasons or output caps."""
+        return any(row.truncated is not None for row in self.rows)
+
 
 def imported_frame(campaign: ImportedCampaign) -> pd.DataFrame:
     """One row per record: ids, role and status, its figures and its source's load."""
@@ -133,10 +166,16 @@ def imported_frame(campaign: ImportedCampaign) -> pd.DataFrame:
                 "status": record.status,
                 "gen_tps": record.gen_tps,
                 "tokens_per_s": m.tokens_per_s,
+                "tool_tokens_per_s": m.tool_tokens_per_s,
                 "ttft_s": m.ttft_s,
                 "e2e_s": m.e2e_s,
                 "output_tokens": m.output_tokens,
                 "prompt_tokens": m.prompt_tokens,
+                "acceptance": m.accepted_tokens / m.draft_tokens
+                if m.draft_tokens and m.accepted_tokens is not None
+                else None,
+                "peak_memory_mib": m.peak_memory_mib,
+                "truncated": _truncated(m),
                 "output_text": m.output_text is not None,
                 "format": source.format,
                 "backend": source.backend,
@@ -146,6 +185,20 @@ def imported_frame(campaign: ImportedCampaign) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _truncated(m: ImportedMeasurement) -> bool | None:
+    """Whether the request stopped at its output cap, as its finish reason or its stated cap
+    says; ``None`` where the source states neither."""
+    if m.finish_reason is None and m.output_cap is None:
+        return None
+    if m.finish_reason is not None and m.finish_reason.strip().lower() == TRUNCATED:
+        return True
+    return (
+        m.output_cap is not None
+        and m.output_tokens is not None
+        and (m.output_tokens >= m.output_cap)
+    )
 
 
 def tool_label(registration: ImportRegistration) -> str:
@@ -184,6 +237,7 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
     rows = []
     for (condition, input_id), group in measured.groupby(["condition_id", "input_id"], sort=False):
         ok = group[group["status"] == "ok"]
+        known = group["truncated"].dropna()
         rows.append(
             ImportedRow(
                 condition,
@@ -194,6 +248,8 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
                 int(((frame["role"] == "warmup") & (frame["condition_id"] == condition)).sum()),
                 {name: _figure(ok[name]) for name in FIGURES},
                 _load(group),
+                int(known.astype(bool).sum()) if len(known) else None,
+                len(known),
             )
         )
     baseline = registration.declaration.baseline
@@ -208,6 +264,9 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
         if base is None:
             continue
         differing = tuple(f for f in LOAD_FIELDS if row.load[f] != base.load[f])
+        declaration = registration.declaration
+        if declaration.model_of(row.condition_id) != declaration.model_of(baseline):
+            differing += ("model",)
         if speculative[row.condition_id] == speculative[baseline]:
             # Same declared factor on both sides: they differ in something undeclared.
             differing += ("group",)
@@ -272,6 +331,10 @@ def _refusals(
     if frame.empty or not frame["output_text"].any():
         refused.append(("quality", "output_text"))
         refused.append(("examples", "output_text"))
-    refused.append(("acceptance_per_trial", "draft_accepted"))
-    refused.append(("memory", "peak_memory"))
+    if "acceptance" in absent:
+        refused.append(("acceptance_per_trial", "draft_accepted"))
+    if "peak_memory_mib" in absent:
+        refused.append(("memory", "peak_memory"))
+    if frame.empty or frame["truncated"].isna().all():
+        refused.append(("truncation", "finish_reason"))
     return refused

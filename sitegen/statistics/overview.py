@@ -216,12 +216,17 @@ def imported_setup(report: ImportedReport, condition_id: str) -> Setup:
     """How an imported condition ran, as its publisher declared it."""
     d = report.registration.declaration
     condition = next(c for c in d.conditions if c.id == condition_id)
-    devices = " + ".join(f"{device.count}× {device.name}" for device in d.hardware.devices)
+    devices = " + ".join(
+        f"{device.count}× {device.name}" if device.count else device.name
+        for device in d.hardware.devices
+    )
+    # A fact declared unknown is None: left out, never shown as a value.
     engine = " ".join(p for p in (d.engine.name, d.engine.version, d.engine.build) if p)
+    model = d.model_of(condition_id)
     temperature = d.sampling.temperature
     return Setup(
         engine=engine,
-        model=f"{d.model.name} · {d.model.quantization}",
+        model=" · ".join(p for p in (model.name, model.quantization) if p),
         devices=devices,
         split=None,
         interconnect=d.hardware.interconnect,

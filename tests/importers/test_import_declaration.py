@@ -133,7 +133,8 @@ def test_a_group_no_condition_names_is_refused_by_name(tmp_path, sources):
     declaration = load_declaration(_write(tmp_path, text))
     assert problem(lambda: assign_conditions(declaration, sources, "decl.yaml")) == (
         "[schema] decl.yaml → conditions: file 'aiperf/profile_export.jsonl' is in no "
-        "condition's sources: declare which condition it is (the import does not guess)"
+        "condition's sources: declare which condition it is (the import does not guess); "
+        'add to that condition\'s sources: - {file: "aiperf/profile_export.jsonl"}'
     )
 
 
@@ -144,7 +145,9 @@ def test_a_declared_group_that_no_file_holds_is_refused(tmp_path, sources):
         assign_conditions(declaration, sources, "decl.yaml")
     assert [str(issue) for issue in caught.value.issues] == [
         "[schema] decl.yaml → conditions: file 'guidellm/benchmarks.json' group 'benchmarks[1]' "
-        "is in no condition's sources: declare which condition it is (the import does not guess)",
+        "is in no condition's sources: declare which condition it is (the import does not guess); "
+        'add to that condition\'s sources: - {file: "guidellm/benchmarks.json", '
+        'group: "benchmarks[1]"}',
         "[schema] decl.yaml → conditions.paired-streams.sources: file 'guidellm/benchmarks.json' "
         "group 'benchmarks[7]' is not among the imported sources: the file holds groups "
         "benchmarks[0], benchmarks[1]",
