@@ -257,11 +257,13 @@ def test_pages_mark_every_figure_and_refuse_what_the_source_lacks(workdir: Path)
             declare(
                 workdir / "l.yaml",
                 condition(
-                    "t1", "one thread", "[{file: llama-bench/llama-bench.json, group: n_threads=1}]"
+                    "t1",
+                    "single thread",
+                    "[{file: llama-bench/llama-bench.json, group: n_threads=1}]",
                 )
                 + condition(
                     "t2",
-                    "two threads",
+                    "more threads",
                     "[{file: llama-bench/llama-bench.json, group: n_threads=2}]",
                 ),
                 "t1",
