@@ -24,6 +24,7 @@ import yaml
 from pydantic import ValidationError
 
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
+from sitegen.importers.plausibility import campaign_issues as plausibility_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import ReportNav, VersionBuild, read_site_settings
 from sitegen.pages.render import Docs, render_docs
@@ -155,6 +156,7 @@ def render_site(
     issues += left_out_issues + left_out_figure_issues(left_out)
     imported_campaigns, imported_issues = read_imported_campaigns(data_dir, skip)
     issues += imported_issues + imported_figure_issues(imported_campaigns)
+    issues += plausibility_issues(imported_campaigns)
     issues += report_address_collisions(campaigns, imported_campaigns)
     if key is not None:
         for directory in [c.directory for c in campaigns + imported_campaigns]:

@@ -26,6 +26,8 @@ from sitegen.importers.base import (
     measurement,
     unix_to_iso,
 )
+from sitegen.importers.limits import in_unix_range
+from sitegen.importers.plausibility import refuse_duplicate_ids
 
 PER_SECOND = {"ns": 1e9, "us": 1e6, "ms": 1e3, "sec": 1.0, "s": 1.0}
 """AIPerf's time units: how many make a second."""
@@ -37,9 +39,17 @@ PHASES = {"profiling": False, "warmup": True}
 def parse(file: SourceFile, summary: SourceFile | None = None) -> ImportedSource:
     run = Reader(summary, None, load_json(summary)) if summary is not None else None
     phases, facts = _summary(run) if run is not None else ({}, {"tool_version": None})
-    measurements = [
-        _record(Reader(file, f"line {number}", value), phases) for number, value in json_lines(file)
-    ]
+    records = [Reader(file, f"line {number}", value) for number, value in json_lines(file)]
+    measurements = [_record(record, phases) for record in records]
+    refuse_duplicate_ids(
+        file.name,
+        "metadata.x_request_id",
+        [
+            (record.record, request_id)
+            for record in records
+            if (request_id := record.child("metadata").text("x_request_id")) is not None
+        ],
+    )
     if run is not None:
         _same_run(run, measurements)
     sha256, size = file_digest(file)
@@ -101,6 +111,10 @@ def _record(record: Reader, phases: dict[str, Reader]) -> ImportedMeasurement:
         raise metadata.error("was_cancelled", "expected true or false")
     failed = error.value is not None or cancelled is True
     start_ns = metadata.count("request_start_ns")
+    if start_ns is not None and not in_unix_range(start_ns / 1e9):
+        raise metadata.error(
+            "request_start_ns", f"{start_ns:.3g} ns is not a Unix time between 1970 and 9999"
+        )
     phase = phases.get(metadata.text("phase_name") or phase_name)
     return measurement(
         record,

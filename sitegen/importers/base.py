@@ -9,7 +9,6 @@ source field it comes from and in which unit the source wrote it.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, ValidationError
 
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
+from sitegen.importers.limits import in_unix_range, loads
 from sitegen.models import StrictModel
 
 
@@ -226,7 +226,7 @@ def load_json(file: SourceFile) -> object:
     """The file parsed as one JSON document."""
     text = decode_text(file)
     try:
-        return json.loads(text)
+        return loads(text, file.name)
     except ValueError as exc:
         raise malformed(file, None, None, f"not valid JSON: {one_line(exc)}") from exc
 
@@ -237,7 +237,7 @@ def json_lines(file: SourceFile) -> Iterator[tuple[int, object]]:
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            yield number, loads(line, f"{file.name} line {number}")
         except ValueError as exc:
             raise malformed(
                 file, f"line {number}", None, f"not valid JSON: {one_line(exc)}"
@@ -253,8 +253,14 @@ def measurement(record: Reader, **fields: object) -> ImportedMeasurement:
         raise DataError(pydantic_issues(exc, f"{record.file.name} {record.record}")) from exc
 
 
-def unix_to_iso(seconds: float) -> str:
-    """Unix seconds as UTC ISO 8601 with microseconds."""
+def unix_to_iso(seconds: float, at: Reader | None = None, field: str | None = None) -> str:
+    """Unix seconds as UTC ISO 8601 with microseconds; a time no record can hold (before
+    1970, after 9999) is one line naming ``at``'s file and record and ``field``."""
+    if not in_unix_range(seconds):
+        problem = f"{seconds:g} s is not a Unix time between 1970 and 9999"
+        if at is None:
+            raise DataError([Issue("(a source file)", problem, "input")])
+        raise at.error(field, problem)
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="microseconds")
 
 
@@ -321,10 +327,17 @@ class Reader:
         return None if value is None else check_count(self, key, value, minimum)
 
 
+MAX_COUNT = 2**63 - 1
+"""The largest whole number a source may hold (a 64-bit count): beyond it no tool wrote it,
+and arithmetic on it would overflow."""
+
+
 def check_number(reader: Reader, field: str, value: object) -> float:
     """``value`` as a finite float ≥ 0 (booleans refused)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise reader.error(field, f"expected a number, got {_kind(value)}")
+    if isinstance(value, int) and abs(value) > MAX_COUNT:
+        raise reader.error(field, f"{value:.3g} is larger than any value a tool writes")
     if not math.isfinite(value):
         raise reader.error(field, f"expected a finite number, got {value}")
     if value < 0:
@@ -340,6 +353,8 @@ def check_count(reader: Reader, field: str, value: object, minimum: int = 0) -> 
         raise reader.error(field, f"expected a whole number, got {_kind(value)}")
     if value < minimum:
         raise reader.error(field, f"expected a count ≥ {minimum}, got {value}")
+    if value > MAX_COUNT:
+        raise reader.error(field, f"{value:.3g} is larger than any count a tool writes")
     return value
 
 

@@ -7,7 +7,6 @@ place and renamed into it in one step, so a refused or interrupted import leaves
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import re
 import shutil
@@ -26,6 +25,8 @@ from sitegen.importers.declaration import (
     assign_conditions,
     load_declaration,
 )
+from sitegen.importers.limits import inflate
+from sitegen.importers.plausibility import refuse_implausible
 from sitegen.importers.registry import FORMATS, import_source
 from sitegen.models import StrictModel
 from sitegen.records.imported import (
@@ -80,10 +81,7 @@ def read_source(path: Path) -> SourceFile:
     except OSError as exc:
         raise StorageError.from_os_error(exc, "read", path) from exc
     if path.name.endswith(".gz"):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise DataError([Issue(str(path), f"not a gzip file: {exc}")]) from exc
+        data = inflate(str(path), data)
     return SourceFile(source_name(path), data)
 
 
@@ -229,6 +227,11 @@ def import_campaign(
         sitegen_version=sitegen_version,
         declaration=declaration,
         sources=[source.source for source in sources],
+    )
+    refuse_implausible(
+        [(source.source, source.measurements) for source in sources],
+        declaration,
+        datetime.fromisoformat(registration.imported_at),
     )
     registration_bytes = canonical_bytes(registration) + b"\n"
     import_sha256 = hashlib.sha256(registration_bytes).hexdigest()

@@ -136,7 +136,7 @@ def _count(at: Reader, column: str, cell: str) -> int:
 
 def _started_at(at: Reader, column: str, cell: str, unit: str) -> str:
     if unit in UNIX_PER_SECOND:
-        return unix_to_iso(_number(at, column, cell) / UNIX_PER_SECOND[unit])
+        return unix_to_iso(_number(at, column, cell) / UNIX_PER_SECOND[unit], at, column)
     try:
         moment = datetime.fromisoformat(cell.strip())
     except ValueError:

@@ -22,6 +22,8 @@ from sitegen.importers.base import (
     measurement,
     unix_to_iso,
 )
+from sitegen.importers.limits import loads
+from sitegen.importers.plausibility import refuse_duplicate_ids
 
 REPORT_VERSION = 2
 """``metadata.version`` of the report layout this importer reads."""
@@ -42,9 +44,15 @@ def parse(file: SourceFile) -> ImportedSource:
         )
     backend = report.child("config").child("spec").child("backend", required=False)
     api = " ".join(part for part in (backend.text("kind"), backend.text("request_format")) if part)
-    measurements = []
+    measurements, stated, ids = [], {}, []
     for index, raw in enumerate(report.items("benchmarks")):
-        measurements += _benchmark(Reader(file, f"benchmarks[{index}]", raw), index)
+        benchmark = Reader(file, f"benchmarks[{index}]", raw)
+        measurements += _benchmark(benchmark, index, ids)
+        # The benchmark's run window (Unix s): every request must lie within it.
+        for key in ("start_time", "end_time"):
+            if (value := benchmark.number(key)) is not None:
+                stated[f"benchmarks[{index}].{key}"] = json.dumps(value)
+    refuse_duplicate_ids(file.name, "request_id", ids)
     sha256, size = file_digest(file)
     return ImportedSource(
         source=SourceInfo(
@@ -57,12 +65,15 @@ def parse(file: SourceFile) -> ImportedSource:
             target=backend.text("target"),
             model=backend.text("model"),
             backend=api or None,
+            stated=stated,
         ),
         measurements=measurements,
     )
 
 
-def _benchmark(benchmark: Reader, index: int) -> list[ImportedMeasurement]:
+def _benchmark(
+    benchmark: Reader, index: int, ids: list[tuple[str, str]]
+) -> list[ImportedMeasurement]:
     strategy = benchmark.child("config").child("strategy")
     requests = benchmark.child("requests")
     measurements = []
@@ -75,7 +86,10 @@ def _benchmark(benchmark: Reader, index: int) -> list[ImportedMeasurement]:
     for name, status in _LISTS.items():
         for position, raw in enumerate(requests.items(name)):
             where = f"benchmarks[{index}].requests.{name}[{position}]"
-            measurements.append(_request(Reader(benchmark.file, where, raw), status, load))
+            request = Reader(benchmark.file, where, raw)
+            if (request_id := request.text("request_id")) is not None:
+                ids.append((where, request_id))
+            measurements.append(_request(request, status, load))
     return measurements
 
 
@@ -83,11 +97,12 @@ def _request(request: Reader, status: str, load: dict[str, object]) -> ImportedM
     info = request.child("info")
     timings = info.child("timings")
     start = timings.number("request_start")
+    started_at = unix_to_iso(start, timings, "request_start") if start is not None else None
     return measurement(
         request,
         status=status,
         error=info.text("error"),
-        started_at=unix_to_iso(start) if start is not None else None,
+        started_at=started_at,
         ttft_s=_since(timings, start, "first_token_iteration"),
         last_token_s=_since(timings, start, "last_token_iteration"),
         e2e_s=_since(timings, start, "request_end"),
@@ -115,7 +130,7 @@ def _body(request: Reader) -> str | None:
     if args is None:
         return None
     try:
-        parsed = json.loads(args)
+        parsed = loads(args, f"{request.file.name} {request.record} → request_args")
     except ValueError:
         raise request.error("request_args", "not valid JSON text") from None
     body = Reader(request.file, request.record, parsed, "request_args.").raw("body")

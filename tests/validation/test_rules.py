@@ -8,6 +8,7 @@ rendered. Data rules are checked on records and annotations.
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,6 +145,63 @@ class Tamper:
     file: str
 
 
+@dataclass(frozen=True)
+class ImportedEdit:
+    """Import a real fixture changed by ``edit``: refused at ``sitegen import`` (the same
+    checks run again over imported records at every build)."""
+
+    fixture: str
+    edit: Callable[[bytes], bytes]
+
+
+def _vllm(edit: Callable[[dict], None]) -> Callable[[bytes], bytes]:
+    def change(data: bytes) -> bytes:
+        result = json.loads(data)
+        edit(result)
+        return json.dumps(result).encode()
+
+    return change
+
+
+def _later_aiperf_record(data: bytes) -> bytes:
+    """The first profiling record an hour later: outside the run window the summary states."""
+    records = [json.loads(line) for line in data.decode().splitlines()]
+    first = next(r for r in records if r["metadata"]["benchmark_phase"] == "profiling")
+    first["metadata"]["request_start_ns"] += 3_600 * 10**9
+    return "\n".join(json.dumps(r) for r in records).encode()
+
+
+def _doubled(result: dict) -> None:
+    count = len(result["ttfts"])
+    for name, values in list(result.items()):
+        if isinstance(values, list) and len(values) == count:
+            result[name] = values + values
+
+
+def _in_milliseconds_as_seconds(result: dict) -> None:
+    result["ttfts"] = [t / 1000 for t in result["ttfts"]]
+    result["latencies"] = [t / 1000 for t in result["latencies"]]
+    result["itls"] = [[g / 1000 for g in gaps] for gaps in result["itls"]]
+
+
+def _import_edited(tmp_path: Path, case: ImportedEdit) -> None:
+    folder, name = case.fixture.split("/")
+    files = [name] + (["profile_export_aiperf.json"] if folder == "aiperf" else [])
+    for file in files:
+        data = (FIXTURES / folder / file).read_bytes()
+        (tmp_path / file).write_bytes(case.edit(data) if file == name else data)
+    declaration = tmp_path / "decl.yaml"
+    declaration.write_text(
+        "hardware: {devices: [{kind: cpu, name: CPU, count: 1}]}\n"
+        "engine: {name: llama.cpp, version: xllamacpp}\n"
+        "model: {name: SmolLM2, quantization: Q4_1}\n"
+        "conditions: [{id: off, label: {ja: なし, en: none}, speculative: {mode: off},\n"
+        f"  sources: [{{file: {name}}}]}}]\nbaseline: off\n"
+    )
+    with contextlib.chdir(tmp_path):
+        import_campaign(folder, [Path(f) for f in files], declaration, "x", tmp_path / "d", "t")
+
+
 def _set_metrics_none(record: dict) -> None:
     if record["status"] == "ok":
         record["metrics"] = None
@@ -204,6 +262,15 @@ FAILING_CASES = {
     ),
     "C-LOAD": PageEdit("speed.md", 'data-caveat="C-LOAD"', ""),
     "C-UNPUBLISHED": PageEdit("method.md", 'data-caveat="C-UNPUBLISHED"', ""),
+    "C-TIMELINE": ImportedEdit("aiperf/profile_export.jsonl", _later_aiperf_record),
+    "C-LATORDER": ImportedEdit(
+        "vllm/vllm-serve.json", _vllm(lambda r: r["latencies"].__setitem__(0, r["ttfts"][0] / 2))
+    ),
+    "C-DUPLICATE": ImportedEdit("vllm/vllm-serve.json", _vllm(_doubled)),
+    "C-BOUNDS": ImportedEdit(
+        "vllm/vllm-serve.json", _vllm(lambda r: r["output_lens"].__setitem__(0, 10**15))
+    ),
+    "C-MAGNITUDE": ImportedEdit("vllm/vllm-serve.json", _vllm(_in_milliseconds_as_seconds)),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
 
@@ -229,6 +296,11 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
         found = check_rendered(broken, checked.reports, imported=checked.imported)
         assert rule in {issue.rule for issue in found}
         assert any(path in issue.location for issue in found if issue.rule == rule)
+        return
+    if isinstance(case, ImportedEdit):
+        with pytest.raises(DataError) as caught:
+            _import_edited(tmp_path, case)
+        assert rule in rule_ids(caught.value)
         return
     directory = publishable(tmp_path / "data", make_plan(), getattr(case, "mutate", None))
     project = PROJECT
