@@ -41,11 +41,11 @@ engine: {name: llama.cpp, version: "xllamacpp 2026.10.11549"}
 model: {name: SmolLM2-135M-Instruct, quantization: GGUF Q4_1}
 conditions:
   - id: c1
-    label: {ja: 'one stream', en: 'one stream'}
+    label: {ja: '単一ストリーム', en: 'single stream'}
     sources: [{file: guidellm/benchmarks.json, group: 'benchmarks[0]'}]
     speculative: {mode: off}
   - id: c2
-    label: {ja: 'two streams', en: 'two streams'}
+    label: {ja: '並列ストリーム', en: 'parallel streams'}
     sources: [{file: guidellm/benchmarks.json, group: 'benchmarks[1]'}]
     speculative: {mode: off}
 baseline: c1
