@@ -93,8 +93,23 @@ def _summary(run: Reader) -> tuple[dict[str, Reader], dict[str, object]]:
             key: value if isinstance(value, str) else json.dumps(value)
             for key in ("benchmark_id", "start_time", "end_time", "was_cancelled", "is_complete")
             if (value := run.raw(key)) is not None
-        },
+        }
+        | _run_figures(run),
     }
+
+
+RUN_FIGURES = ("request_throughput", "output_token_throughput", "request_error_rate")
+"""The summary's run-level figures kept as stated (``<name>.avg``), as AIPerf prints them."""
+
+
+def _run_figures(run: Reader) -> dict[str, str]:
+    """Each of ``RUN_FIGURES`` the summary states, as ``<name>.avg`` → its number."""
+    stated = {}
+    for name in RUN_FIGURES:
+        metric = run.child(name, required=False)
+        if metric.value is not None and metric.number("avg") is not None:
+            stated[f"{name}.avg"] = json.dumps(metric.raw("avg"))
+    return stated
 
 
 def _record(record: Reader, phases: dict[str, Reader]) -> ImportedMeasurement:

@@ -52,6 +52,7 @@ def parse(file: SourceFile) -> ImportedSource:
         for key in ("start_time", "end_time"):
             if (value := benchmark.number(key)) is not None:
                 stated[f"benchmarks[{index}].{key}"] = json.dumps(value)
+        stated |= _run_figures(benchmark, index)
     refuse_duplicate_ids(file.name, "request_id", ids)
     sha256, size = file_digest(file)
     return ImportedSource(
@@ -69,6 +70,30 @@ def parse(file: SourceFile) -> ImportedSource:
         ),
         measurements=measurements,
     )
+
+
+RUN_FIGURES = (
+    "requests_per_second.successful.mean",
+    "output_tokens_per_second.successful.mean",
+    "request_totals.successful",
+    "request_totals.errored",
+    "request_totals.incomplete",
+)
+"""The benchmark's run-level figures (under ``metrics``) kept as stated: GuideLLM's
+requests/s and output tokens/s over the benchmark's duration, and its request counts."""
+
+
+def _run_figures(benchmark: Reader, index: int) -> dict[str, str]:
+    """Each of ``RUN_FIGURES`` the benchmark states, as ``benchmarks[i].metrics.<path>``."""
+    stated = {}
+    for path in RUN_FIGURES:
+        *parents, name = path.split(".")
+        at = benchmark.child("metrics", required=False)
+        for parent in parents:
+            at = at.child(parent, required=False)
+        if at.number(name) is not None:  # checked a number; kept as the file wrote it
+            stated[f"benchmarks[{index}].metrics.{path}"] = json.dumps(at.raw(name))
+    return stated
 
 
 def _benchmark(

@@ -45,8 +45,11 @@ STATED = (
     "duration",
     "completed",
     "failed",
+    "request_throughput",
+    "output_throughput",
 )
-"""Run facts kept in ``SourceInfo.stated`` when the file has them."""
+"""Run facts kept in ``SourceInfo.stated`` when the file has them (the throughputs and
+counts are the run-level figures the imported page shows as vLLM's)."""
 
 
 def parse(file: SourceFile) -> ImportedSource:

@@ -370,7 +370,50 @@ class Directives:
             "imported_report.html",
             report=report,
             downloads=[file.name for file in self.download_files],
+            charts=self._imported_charts(report),
+            latency=report.latency_records,
+            percentiles=PERCENTILES,
+            minimum=MIN_VALUES,
         )
+
+    def _imported_charts(self, report: ImportedReport) -> list[tuple[str, str, Markup]]:
+        """The measured reports' charts where the imported records allow them, as
+        ``(metric, kind, spec)``: the generation rate per request with each condition's
+        median (``trials_chart``) and the empirical CDF of TTFT (``cdf_chart``)."""
+        frame = report.frame
+        if frame.empty:
+            return []
+        usable = frame[(frame["role"] == "measured") & (frame["status"] == "ok")]
+        labels = {cid: label[self.catalog.lang] for cid, label in report.condition_labels.items()}
+        charts = []
+        if usable["gen_tps"].notna().any():
+            trials = usable[usable["gen_tps"].notna()]
+            summary = pd.DataFrame(
+                [
+                    {
+                        "condition_id": row.condition_id,
+                        "input_id": row.input_id,
+                        "gen_tps_median": row.figures["gen_tps"].median,
+                    }
+                    for row in report.rows
+                ]
+            )
+            spec = trials_chart(trials, summary, "gen_tps", labels, self.catalog)
+            charts.append(("gen_tps", "trials", Markup(script_json(spec))))
+        series = [
+            (
+                f"{labels[condition_id]} · {input_id}",
+                *cdf_points(group["ttft_s"].astype(float).to_numpy()),
+            )
+            for (condition_id, input_id), group in usable.groupby(
+                ["condition_id", "input_id"], sort=False
+            )
+        ]
+        series = [s for s in series if s[1]]
+        if series:
+            spec = cdf_chart(series, self.catalog.t("metric.ttft_s"), self.catalog)
+            charts.append(("ttft_s", "cdf", Markup(script_json(spec))))
+        return charts
 
     def headline(self) -> Markup:
         report = self._require_report()

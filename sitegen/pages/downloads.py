@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -355,6 +356,25 @@ def make_downloads(
         signature = signer.signature(sums, signed_at=latest)
         files.append(DownloadFile.from_bytes("SHA256SUMS.sig", "sig", "signature", signature))
     return files
+
+
+def table_downloads(tables: Iterable[tuple[str, pd.DataFrame]]) -> list[DownloadFile]:
+    """CSV and Parquet of each ``(table, frame)``, in order, as bytes (written as
+    ``make_downloads`` writes them): for small tables, an imported campaign's."""
+    files = []
+    with tempfile.TemporaryDirectory(prefix="sitegen-tables-") as scratch:
+        for table, frame in tables:
+            for kind, write in (("csv", _write_csv), ("parquet", _write_parquet)):
+                path = Path(scratch) / f"{table}.{kind}"
+                write(frame, path)
+                files.append(DownloadFile.from_bytes(path.name, kind, table, path.read_bytes()))
+    return files
+
+
+def checksums(files: Iterable[DownloadFile]) -> DownloadFile:
+    """``SHA256SUMS`` of ``files`` (``sha256sum -c`` reads it)."""
+    sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
+    return DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums)
 
 
 def write_answer_shards(report: Report, scratch: Path) -> list[Path]:

@@ -18,7 +18,13 @@ from sitegen.pages.content import (
     render_prose,
 )
 from sitegen.pages.directives import Directives, Quote, html_environment
-from sitegen.pages.downloads import DownloadFile, ReportFiles, write_report_files
+from sitegen.pages.downloads import (
+    DownloadFile,
+    ReportFiles,
+    checksums,
+    table_downloads,
+    write_report_files,
+)
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
@@ -66,13 +72,20 @@ def imported_page(report: ImportedReport, lang: str) -> str:
     return f"reports/{report.slug}/{page_name('index', lang)}"
 
 
+IMPORTED_TABLES = ("imported_records", "imported_summary", "run_figures", "latency_percentiles")
+"""The tables of an imported campaign offered as CSV and Parquet, in this order."""
+
+
 def make_imported_downloads(
-    campaign: ImportedCampaign, scrub: Callable[[str], str]
+    report: ImportedReport | ImportedCampaign, scrub: Callable[[str], str]
 ) -> list[DownloadFile]:
     """An imported campaign's records and registration, as imported, through the site's
-    redaction. The source files themselves are not published: a tool's file may hold
-    request headers or addresses that only the publisher should see."""
-    return [
+    redaction; with a report, CSV and Parquet of its records table (no texts), figures,
+    run-level figures and latency percentiles (``IMPORTED_TABLES``), and ``SHA256SUMS``.
+    The source files themselves are not published: a tool's file may hold request headers
+    or addresses that only the publisher should see."""
+    campaign = report if isinstance(report, ImportedCampaign) else report.campaign
+    files = [
         DownloadFile.from_bytes(
             name,
             "jsonl" if name.endswith("jsonl") else "json",
@@ -81,6 +94,11 @@ def make_imported_downloads(
         )
         for name, table in ((RECORDS_FILE, "records"), (IMPORT_FILE, "import"))
     ]
+    if isinstance(report, ImportedCampaign):
+        return files
+    frames = (report.frame, report.summary_table(), report.run_table(), report.latency)
+    files += table_downloads(zip(IMPORTED_TABLES, frames, strict=True))
+    return [*files, checksums(files)]
 
 
 OVERVIEW_TEMPLATE = "overview.md"
@@ -186,7 +204,7 @@ def render_docs(
     ) as writing:
         report_files = cache(writing.result)
         imported_downloads = {
-            report.slug: make_imported_downloads(report.campaign, scrub) for report in imported
+            report.slug: make_imported_downloads(report, scrub) for report in imported
         }
         quoted: dict[tuple[str, str], list[Quote]] = {}
 

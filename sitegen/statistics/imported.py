@@ -8,13 +8,17 @@ figure whose field the source lacks is not a figure: it is a refusal naming the 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
+import numpy as np
 import pandas as pd
 
 from sitegen.importers.base import ImportedMeasurement
 from sitegen.records.imported import ImportedCampaign, ImportRegistration
 from sitegen.statistics.dispersion import median_ratio_interval
+from sitegen.statistics.latency import latency_percentiles, tpot
 
 FIGURES = (
     "gen_tps",
@@ -104,6 +108,66 @@ class PooledAcceptance:
         return self.accepted / self.proposed
 
 
+RUN_FIGURES = ("requests_per_s", "output_tokens_per_s", "error_rate")
+"""The tool's run-level figures, per source group: completed requests per second and output
+tokens per second over the run's wall time, and the share of requests that failed."""
+STATED_RUN_KEYS: dict[str, dict[str, str]] = {
+    "guidellm": {
+        "requests_per_s": "{group}.metrics.requests_per_second.successful.mean",
+        "output_tokens_per_s": "{group}.metrics.output_tokens_per_second.successful.mean",
+        "ok": "{group}.metrics.request_totals.successful",
+        "errored": "{group}.metrics.request_totals.errored",
+        "incomplete": "{group}.metrics.request_totals.incomplete",
+    },
+    "vllm": {
+        "requests_per_s": "request_throughput",
+        "output_tokens_per_s": "output_throughput",
+        "ok": "completed",
+        "errored": "failed",
+    },
+    "aiperf": {
+        "requests_per_s": "request_throughput.avg",
+        "output_tokens_per_s": "output_token_throughput.avg",
+        "error_percent": "request_error_rate.avg",
+    },
+}
+"""Where each format's file states a run-level figure (``SourceInfo.stated`` keys, the
+importers keep them under the source's own names; ``{group}``: GuideLLM's benchmark). The
+error rate is the failed share of the stated counts, or AIPerf's stated percentage."""
+
+
+@dataclass(frozen=True)
+class RunFigure:
+    """One run-level figure: as the tool states it (``key``: where in its file), or computed
+    by sitegen from the records' times over the run window (``key`` ``None``)."""
+
+    value: float | None
+    key: str | None = None
+
+    @property
+    def present(self) -> bool:
+        return self.value is not None
+
+    @property
+    def stated(self) -> bool:
+        return self.key is not None
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """The run-level figures of one source group (a file, or GuideLLM's benchmark in it)."""
+
+    condition_id: str
+    file: str
+    group: str | None
+    figures: dict[str, RunFigure]
+    window_s: float | None
+    """The records' run window: first request start → last request end (s), where the
+    records' times give it."""
+    gen_tps: Figure
+    """sitegen's per-request generation rate over the same requests (median, range, n)."""
+
+
 @dataclass(frozen=True)
 class ImportedReport:
     campaign: ImportedCampaign
@@ -116,6 +180,68 @@ class ImportedReport:
     """``GuideLLM 0.8.1``: the tool and version every figure is imported from."""
     absent: set[str] = field(default_factory=set)
     """Figures (``FIGURES``) no record of the campaign has."""
+    run: list[RunRow] = field(default_factory=list)
+    """The tool's run-level figures per source group (``RUN_FIGURES``)."""
+    latency: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """Percentiles of TTFT, TPOT, ITL and end-to-end time per condition and input, under the
+    measured reports' rules (``statistics/latency.py``); ITL only from per-chunk gaps."""
+    frame: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """One row per record (``imported_frame``): the records table offered for download."""
+
+    @property
+    def latency_records(self) -> list[dict]:
+        """The latency rows with ``None`` for a percentile without enough values."""
+        table = self.latency.astype(object).where(self.latency.notna(), None)
+        return table.to_dict("records")
+
+    @property
+    def has_chunk_gaps(self) -> bool:
+        """Whether any record keeps per-chunk gaps (ITL): vLLM and AIPerf do, GuideLLM not."""
+        return bool(len(self.latency)) and (self.latency["metric"] == "itl_s").any()
+
+    def summary_table(self) -> pd.DataFrame:
+        """The figures table as one row per condition and input (each figure's median,
+        min, max and n), for download."""
+        rows = []
+        for row in self.rows:
+            line: dict[str, object] = {
+                "condition_id": row.condition_id,
+                "input_id": row.input_id,
+                "measure": row.measure,
+                "ok": row.ok,
+                "failed": row.failed,
+                "warmups": row.warmups,
+                "truncated": row.truncated,
+            }
+            for name, figure in row.figures.items():
+                if name in self.absent:
+                    continue
+                line |= {
+                    f"{name}_median": figure.median,
+                    f"{name}_min": figure.low,
+                    f"{name}_max": figure.high,
+                    f"{name}_n": figure.n,
+                }
+            rows.append(line | {f"load_{name}": value for name, value in row.load.items()})
+        return pd.DataFrame(rows)
+
+    def run_table(self) -> pd.DataFrame:
+        """The run-level figures, one row per source group, each with where it comes from
+        (the tool's key, or ``computed`` over the records' window), for download."""
+        rows = []
+        for run in self.run:
+            line: dict[str, object] = {
+                "condition_id": run.condition_id,
+                "file": run.file,
+                "group": run.group,
+                "window_s": run.window_s,
+            }
+            for name, figure in run.figures.items():
+                line[name] = figure.value
+                line[f"{name}_source"] = figure.key if figure.stated else "computed"
+            line |= {"gen_tps_median": run.gen_tps.median, "gen_tps_n": run.gen_tps.n}
+            rows.append(line)
+        return pd.DataFrame(rows)
 
     @property
     def registration(self) -> ImportRegistration:
@@ -159,16 +285,27 @@ def imported_frame(campaign: ImportedCampaign) -> pd.DataFrame:
         source = sources[record.origin.file]
         rows.append(
             {
+                "trial_id": record.trial_id,
                 "condition_id": record.condition_id,
                 "input_id": record.input_id,
                 "measure": m.measure,
                 "role": record.role,
                 "status": record.status,
+                "file": record.origin.file,
+                "group": m.group,
+                "location": record.origin.location,
+                "started_at": m.started_at,
+                "started_monotonic_s": m.started_monotonic_s,
+                "generation_s": record.generation_s,
                 "gen_tps": record.gen_tps,
                 "tokens_per_s": m.tokens_per_s,
                 "tool_tokens_per_s": m.tool_tokens_per_s,
                 "ttft_s": m.ttft_s,
                 "e2e_s": m.e2e_s,
+                "last_token_s": m.last_token_s,
+                "chunk_gaps": len(m.inter_chunk_latencies_s)
+                if m.inter_chunk_latencies_s is not None
+                else None,
                 "output_tokens": m.output_tokens,
                 "prompt_tokens": m.prompt_tokens,
                 "acceptance": m.accepted_tokens / m.draft_tokens
@@ -298,7 +435,114 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
         _refusals(registration, frame, absent),
         tool_label(registration),
         absent,
+        _run_rows(campaign, frame),
+        _latency(campaign, usable),
+        frame,
     )
+
+
+def _latency(campaign: ImportedCampaign, usable: pd.DataFrame) -> pd.DataFrame:
+    """Percentiles per condition × input of the usable requests, by ``latency_percentiles``
+    (TPOT by ``tpot``; ITL from each record's per-chunk gaps, where the source keeps them)."""
+    columns = ["condition_id", "input_id", "ttft_s", "tpot_s", "e2e_s"]
+    if usable.empty:
+        return latency_percentiles(pd.DataFrame(columns=columns), pd.DataFrame())
+    trials = usable.assign(generated_tokens=usable["output_tokens"])
+    trials = trials.assign(tpot_s=tpot(trials))
+    trials = trials[columns].astype({"ttft_s": float, "tpot_s": float, "e2e_s": float})
+    gaps = [
+        (index, gap)
+        for index, record in zip(usable.index, _records_at(campaign, usable.index), strict=True)
+        for gap in record.measurement.inter_chunk_latencies_s or ()
+    ]
+    return latency_percentiles(trials, pd.DataFrame(gaps, columns=["record", "gap_s"]))
+
+
+def _records_at(campaign: ImportedCampaign, index: pd.Index) -> list:
+    return [campaign.records[i] for i in index]
+
+
+def _run_rows(campaign: ImportedCampaign, frame: pd.DataFrame) -> list[RunRow]:
+    """Per source group of measured records: the tool's stated run-level figures, else
+    sitegen's over the records' window (first start → last end)."""
+    if frame.empty:
+        return []
+    sources = {s.file: s for s in campaign.registration.sources}
+    measured = frame[frame["role"] == "measured"]
+    rows = []
+    keys = ["condition_id", "file", "group"]
+    for (condition, file, group), part in measured.groupby(keys, sort=False, dropna=False):
+        group = None if pd.isna(group) else group
+        source = sources[file]
+        ok = part[part["status"] == "ok"]
+        window = _window(part)
+        computed = {
+            "requests_per_s": len(ok) / window if window else None,
+            "output_tokens_per_s": float(ok["output_tokens"].sum()) / window
+            if window and ok["output_tokens"].notna().any()
+            else None,
+            "error_rate": (len(part) - len(ok)) / len(part) if len(part) else None,
+        }
+        stated = _stated_run(source.format, source.stated, group)
+        figures = {
+            name: stated[name] if name in stated else RunFigure(computed[name])
+            for name in RUN_FIGURES
+        }
+        if source.format == "llama-bench":  # no requests, no run window: none of these
+            continue
+        rows.append(RunRow(condition, file, group, figures, window, _figure(ok["gen_tps"])))
+    return rows
+
+
+def _stated_number(stated: dict[str, str], key: str) -> float | None:
+    text = stated.get(key)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _stated_run(format: str, stated: dict[str, str], group: str | None) -> dict[str, RunFigure]:
+    """The run-level figures the source states for ``group`` (``STATED_RUN_KEYS``)."""
+    keys = {
+        name: key.format(group=group)
+        for name, key in STATED_RUN_KEYS.get(format, {}).items()
+        if group is not None or "{group}" not in key
+    }
+    values = {name: _stated_number(stated, key) for name, key in keys.items()}
+    found = {
+        name: RunFigure(values[name], keys[name])
+        for name in ("requests_per_s", "output_tokens_per_s")
+        if values.get(name) is not None
+    }
+    if values.get("error_percent") is not None:
+        found["error_rate"] = RunFigure(values["error_percent"] / 100, keys["error_percent"])
+    elif values.get("ok") is not None and values.get("errored") is not None:
+        failed = values["errored"] + (values.get("incomplete") or 0)
+        total = values["ok"] + failed
+        if total:
+            named = [keys[n] for n in ("ok", "errored", "incomplete") if values.get(n) is not None]
+            found["error_rate"] = RunFigure(failed / total, ", ".join(named))
+    return found
+
+
+def _window(part: pd.DataFrame) -> float | None:
+    """First request start → last request end of ``part`` (s): from the wall-clock starts,
+    else the tool's monotonic ones; ``None`` where the records hold neither with e2e."""
+    if part["started_at"].notna().all() and len(part):
+        starts = np.array([datetime.fromisoformat(t).timestamp() for t in part["started_at"]])
+    elif part["started_monotonic_s"].notna().all() and len(part):
+        starts = part["started_monotonic_s"].to_numpy(float)
+    else:
+        return None
+    ends = starts + part["e2e_s"].to_numpy(float, na_value=np.nan)
+    if np.isnan(ends).all():
+        return None
+    window = float(np.nanmax(ends) - starts.min())
+    return window if window > 0 else None
 
 
 def _pooled_acceptance(registration: ImportRegistration) -> list[PooledAcceptance]:
