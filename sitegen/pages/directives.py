@@ -48,8 +48,13 @@ from sitegen.statistics.dispersion import IQR_FENCE
 from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
 from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL, slo_key
-from sitegen.statistics.overview import imported_rows, measured_rows, overview_selection
-from sitegen.statistics.report import Report
+from sitegen.statistics.overview import (
+    imported_rows,
+    measured_rows,
+    overview_headlines,
+    overview_selection,
+)
+from sitegen.statistics.report import MIN_RATIO_TRIALS, Report
 from sitegen.statistics.speed import records_of
 from sitegen.statistics.sweep import Sweep, factor_values
 from sitegen.statistics.system import memory_gaps
@@ -150,7 +155,16 @@ class Quote:
     source: Source
 
 
-GLOSSARY_TERMS = ("ttft", "first_answer", "gen_tps", "tpot", "itl", "acceptance", "capacity")
+GLOSSARY_TERMS = (
+    "ttft",
+    "first_answer",
+    "gen_tps",
+    "tpot",
+    "itl",
+    "acceptance",
+    "capacity",
+    "inconclusive",
+)
 """Terms with a definition (``glossary.<term>``) and a display name (``term.<term>``)."""
 
 ANSWER_PAGES_LISTED = 20
@@ -324,22 +338,29 @@ class Directives:
         each measured campaign's comparisons, then each imported campaign's figures."""
         return self.overview()
 
-    def overview(self, campaigns: object = None, columns: object = None) -> Markup:
+    def overview(
+        self, campaigns: object = None, columns: object = None, headlines: object = None
+    ) -> Markup:
         """The overview table of the campaigns named by folder name, in that order, with
         the columns named (``OVERVIEW_COLUMNS``, shown in the table's order); every
         campaign and column when not named: ``overview(campaigns=["a", "b"],
-        columns=["speedup", "rate", "ttft"])``."""
+        columns=["speedup", "rate", "ttft"])``. ``headlines`` chooses a measured
+        campaign's headline rows like a plan's ``headline``:
+        ``headlines={"a": {"baseline": "off", "treatment": "ng2", "input": "q"}}``."""
         measured = {report.slug: report for report in self.reports}
         imported = {report.slug: report for report in self.imported_reports}
         try:
             slugs, shown = overview_selection([*measured, *imported], campaigns, columns)
+            chosen = overview_headlines(measured, headlines)
         except ValueError as exc:
             raise jinja2.TemplateRuntimeError(f"overview({exc})") from None
         rows = [
             row
             for slug in slugs
             for row in (
-                measured_rows(measured[slug]) if slug in measured else imported_rows(imported[slug])
+                measured_rows(measured[slug], chosen.get(slug))
+                if slug in measured
+                else imported_rows(imported[slug])
             )
         ]
         return self._render(
@@ -348,6 +369,7 @@ class Directives:
             columns=shown,
             home=self.language_home,
             minimum=MIN_VALUES,
+            min_ratio_trials=MIN_RATIO_TRIALS,
         )
 
     def _require_imported(self) -> ImportedReport:
@@ -417,7 +439,12 @@ class Directives:
 
     def headline(self) -> Markup:
         report = self._require_report()
-        return self._render("headline.html", report=report, rows=report.headline)
+        return self._render(
+            "headline.html",
+            report=report,
+            rows=report.headline,
+            min_ratio_trials=MIN_RATIO_TRIALS,
+        )
 
     def speed_chart(self, metric: str = "gen_tps") -> Markup:
         """Every trial as a point with each condition's median, and the table of the
@@ -1028,6 +1055,7 @@ class Directives:
             report=report,
             figures=figures,
             minimum=MIN_VALUES,
+            min_ratio_trials=MIN_RATIO_TRIALS,
             quality=quality,
             outcomes=quality.outcomes.set_index("factor").to_dict("index")
             if quality is not None
@@ -1058,7 +1086,9 @@ class Directives:
 
     def glossary(self) -> Markup:
         """The terms the cards explain on hover, defined (method page)."""
-        return self._render("glossary.html", terms=GLOSSARY_TERMS)
+        return self._render(
+            "glossary.html", terms=GLOSSARY_TERMS, min_ratio_trials=MIN_RATIO_TRIALS
+        )
 
     def beside_headline(self) -> Markup:
         """Per condition, beside the headline: concurrency, length-capped and

@@ -85,6 +85,7 @@ def canonical_plan_json(plan: Plan) -> str:
     _drop_if_unset(data["model"], "remote_unhashable", unset=False)
     _drop_if_unset(data, "load")
     _drop_if_unset(data, "slo")
+    _drop_if_unset(data, "headline")
     for key, default in (
         ("dispersion", DispersionSpec()),
         ("telemetry", TelemetrySpec()),

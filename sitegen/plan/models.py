@@ -347,6 +347,29 @@ class SLOSpec(PlanModel):
         return self
 
 
+class HeadlineSpec(PlanModel):
+    """The headline the summary leads with, chosen by the author before measuring: one
+    pair of conditions, on one speed input or on every one, by one metric. Without it the
+    cards take the first pair in plan order on its first input (and say so)."""
+
+    baseline: Annotated[str, ID_REFERENCE]
+    """The condition the ratio divides by (a condition id, usually speculation off)."""
+    treatment: Annotated[str, ID_REFERENCE]
+    """The condition compared with it (a condition id, e.g. the chosen draft length)."""
+    input: Annotated[str, ID_REFERENCE] | None = None
+    """The speed input shown (an input id); ``None`` (left out): every speed input, one
+    card each."""
+    metric: Literal["gen_tps"] = "gen_tps"
+    """The quoted metric: ``gen_tps``, the median generation rate (tokens/s) and its ratio
+    (the one metric with a ratio and an interval); the latency cards show both sides."""
+
+    @model_validator(mode="after")
+    def _a_pair(self) -> HeadlineSpec:
+        if self.baseline == self.treatment:
+            raise ValueError("headline: baseline and treatment must be different conditions")
+        return self
+
+
 class Plan(PlanModel):
     """A measurement campaign, fixed before anything runs (pre-registration)."""
 
@@ -417,6 +440,9 @@ class Plan(PlanModel):
     ``constant`` or ``poisson`` adds open-loop runs at each declared rate."""
     slo: SLOSpec | None = None
     """Per-request latency targets for goodput (``None``: no goodput is computed)."""
+    headline: HeadlineSpec | None = None
+    """The comparison the summary leads with (``None``: the first pair in plan order on
+    its first input, stated as such on the summary)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -512,6 +538,22 @@ class Plan(PlanModel):
                 "slo: goodput is counted per offered rate; declare load with a constant or "
                 "poisson profile"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _headline_names_the_plan(self) -> Plan:
+        if self.headline is None:
+            return self
+        conditions = {c.id for c in self.conditions}
+        for name in ("baseline", "treatment"):
+            if getattr(self.headline, name) not in conditions:
+                raise ValueError(f"headline.{name} is not a condition id")
+        if self.headline.input is not None and self.headline.input not in {
+            i.id for i in self.inputs
+        }:
+            raise ValueError("headline.input is not a speed input id")
+        if not self.inputs:
+            raise ValueError("headline: the plan has no speed inputs to lead with")
         return self
 
     @model_validator(mode="after")

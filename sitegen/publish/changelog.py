@@ -76,14 +76,19 @@ def sitegen_version() -> str:
 
 
 def _headline(report: Report) -> dict[str, Any] | None:
-    """The summary's headline: the first ratio with its interval, both medians and the
-    treatment's pooled acceptance (``None``: the summary shows no ratio)."""
+    """The summary's headline (the plan's chosen one, else the first ratio) with its
+    interval, whether it is inconclusive, its n, both medians and the treatment's pooled
+    acceptance (``None``: the summary shows no ratio)."""
     key = report.key_figures
     if key is None or key.headline is None:
         return None
     c = key.headline.comparison
     acceptance = key.headline.treatment.get("acceptance")
     return {
+        # Inconclusive (interval includes 1×, or too few trials): the history shows the
+        # interval and the word, never the point figure alone.
+        "inconclusive": key.headline.inconclusive,
+        "n": key.headline.ratio_trials,
         "input": c.input_id,
         "baseline": c.baseline,
         "treatment": c.treatment,

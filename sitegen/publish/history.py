@@ -81,7 +81,18 @@ def history_chart(rows: list[HistoryRow], catalog: Catalog) -> dict:
                         round(r.headline["ratio"] - r.headline["low"], 4) for r in shown
                     ],
                 },
-                "hovertemplate": f"%{{x}}<br>{hover('y')}×<extra></extra>",
+                # An inconclusive headline is an open marker, its word in the hover.
+                "marker": {
+                    "symbol": [
+                        "circle-open" if row.headline.get("inconclusive") else "circle"
+                        for row in shown
+                    ]
+                },
+                "text": [
+                    catalog.t("verdict.inconclusive") if row.headline.get("inconclusive") else ""
+                    for row in shown
+                ],
+                "hovertemplate": f"%{{x}}<br>{hover('y')}× %{{text}}<extra></extra>",
                 "name": catalog.t("history.ratio"),
             }
         ],

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+from pydantic import ValidationError
 
 from sitegen.formatting import setting
+from sitegen.plan.models import HeadlineSpec
 from sitegen.statistics.imported import ImportedComparison, ImportedReport, ImportedRow
 from sitegen.statistics.report import HeadlineRow, Report
 from sitegen.statistics.speed import records_of
@@ -174,9 +176,10 @@ def measured_setup(report: Report, condition_id: str) -> Setup:
     )
 
 
-def measured_rows(report: Report) -> list[MeasuredRow]:
+def measured_rows(report: Report, choice: HeadlineSpec | None = None) -> list[MeasuredRow]:
     """The campaign's rows: one per headline comparison, else one per condition × input
-    it measured."""
+    it measured. A chosen headline (``choice``, else the plan's ``headline``) keeps the
+    comparisons of its pair on its input(s) only, where it has any."""
     summary = {(r["condition_id"], r["input_id"]): r for r in report.summary_records}
     latency = report.latency
     ttft_rows = {
@@ -207,8 +210,19 @@ def measured_rows(report: Report) -> list[MeasuredRow]:
             + (0 if headline is None else int(headline.baseline["n"])),
         )
 
-    if report.headline:
-        return [row(h.comparison.treatment, h.comparison.input_id, h) for h in report.headline]
+    choice = choice or report.plan.headline
+    headlines = report.headline
+    if choice is not None:
+        chosen = [
+            h
+            for h in headlines
+            if (h.comparison.baseline, h.comparison.treatment)
+            == (choice.baseline, choice.treatment)
+            and choice.input in (None, h.comparison.input_id)
+        ]
+        headlines = chosen or headlines
+    if headlines:
+        return [row(h.comparison.treatment, h.comparison.input_id, h) for h in headlines]
     return [row(c, i, None) for (c, i) in summary]
 
 
@@ -247,6 +261,38 @@ def imported_rows(report: ImportedReport) -> list[ImportedOverviewRow]:
         )
         for row in report.rows
     ]
+
+
+def overview_headlines(reports: dict[str, Report], headlines: object) -> dict[str, HeadlineSpec]:
+    """The headline an overview chooses per measured campaign (folder name → ``baseline``,
+    ``treatment``, optional ``input``, as the plan's ``headline``); none when not declared.
+    Raises ``ValueError`` naming the campaign and what is wrong."""
+    if headlines is None:
+        return {}
+    if not isinstance(headlines, dict):
+        raise ValueError("headlines: a mapping of campaign name to {baseline, treatment, input}")
+    chosen = {}
+    for name, declared in headlines.items():
+        if name not in reports:
+            shown = ", ".join(reports) or "none"
+            raise ValueError(f"headlines: unknown measured campaign {name!r} (known: {shown})")
+        try:
+            spec = HeadlineSpec.model_validate(declared)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in e['loc']) or 'value'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ValueError(f"headlines[{name!r}]: {problems}") from None
+        plan = reports[name].plan
+        conditions = {c.id for c in plan.conditions}
+        for field in ("baseline", "treatment"):
+            if getattr(spec, field) not in conditions:
+                raise ValueError(f"headlines[{name!r}].{field}: not a condition id")
+        if spec.input is not None and spec.input not in {i.id for i in plan.inputs}:
+            raise ValueError(f"headlines[{name!r}].input: not a speed input id")
+        chosen[name] = spec
+    return chosen
 
 
 def overview_selection(

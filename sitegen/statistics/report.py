@@ -60,6 +60,13 @@ COMPLETION_LENGTH_TOLERANCE = 0.05
 """Median output lengths within 5 % count as equal for a completion-time ratio (C-LENGTH)."""
 
 
+MIN_RATIO_TRIALS = 3
+"""Trials with a generation rate each side of a ratio needs before the ratio is quoted as
+a figure: with fewer, or with an interval that includes 1×, the cards, the home and
+overview rows and the history call the ratio inconclusive and show its interval instead
+(stated on the method page's glossary)."""
+
+
 @dataclass(frozen=True)
 class HeadlineRow:
     """One comparison of the summary with both conditions' summary rows."""
@@ -68,11 +75,44 @@ class HeadlineRow:
     baseline: dict[str, Any]
     treatment: dict[str, Any]
 
+    @property
+    def ratio_trials(self) -> int:
+        """Trials with a generation rate on the side that has fewer (the ratio's n)."""
+        counts = [_trials(side.get("gen_tps_n")) for side in (self.baseline, self.treatment)]
+        return min(counts)
+
+    @property
+    def crosses_one(self) -> bool:
+        """The ratio's interval includes 1×: no change is as consistent with the data (an
+        interval of one point, every resample alike, is that point, not a spread)."""
+        interval = self.comparison.ratio_interval
+        return (
+            interval is not None and interval[0] <= 1 <= interval[1] and interval[0] < interval[1]
+        )
+
+    @property
+    def too_few(self) -> bool:
+        """Fewer than ``MIN_RATIO_TRIALS`` trials with a rate on a side."""
+        return self.ratio_trials < MIN_RATIO_TRIALS
+
+    @property
+    def inconclusive(self) -> bool:
+        """A ratio is given but may not be quoted as a figure: its interval includes 1× or
+        a side has fewer than ``MIN_RATIO_TRIALS`` trials (``False`` without a ratio)."""
+        return self.comparison.ratio is not None and (self.crosses_one or self.too_few)
+
+
+def _trials(value: Any) -> int:
+    try:
+        return 0 if value is None or pd.isna(value) else int(value)
+    except (TypeError, ValueError):
+        return 0
+
 
 @dataclass(frozen=True)
-class KeyFigures:
-    """What the summary's cards show: the headline comparison (the first with a ratio),
-    else the campaign's first condition and input on their own."""
+class KeyPanel:
+    """The cards of one input: the ratio, the generation rate off → on, TTFT off → on and
+    the treatment's acceptance."""
 
     input_id: str
     conditions: tuple[str, ...]
@@ -81,8 +121,45 @@ class KeyFigures:
     """The comparison whose ratio the first card shows (``None``: no ratio to show)."""
     rows: dict[str, dict[str, Any]]
     """The speed summary row of each of ``conditions`` on ``input_id``."""
-    ttft: dict[str, Any] | None
-    """The TTFT percentile row (``latency``) of the last of ``conditions``."""
+    ttft: dict[str, dict[str, Any]]
+    """The TTFT percentile row (``latency``) of each of ``conditions`` that has one."""
+
+    @property
+    def tail_complete(self) -> bool:
+        """Every shown condition has a P95 (enough requests): only then may a card say its
+        percentiles come from enough requests."""
+        return bool(self.ttft) and all(
+            row.get("p95") is not None and not pd.isna(row.get("p95")) for row in self.ttft.values()
+        )
+
+
+@dataclass(frozen=True)
+class KeyFigures:
+    """What the summary's cards show: per input, the headline the plan chooses
+    (``Plan.headline``), else the first comparison with a ratio in plan order, else the
+    campaign's first condition and input on their own."""
+
+    panels: tuple[KeyPanel, ...]
+    """One per shown input, in plan order (never empty)."""
+    chosen: bool
+    """Whether the plan chooses the headline (``Plan.headline``)."""
+
+    @property
+    def input_id(self) -> str:
+        return self.panels[0].input_id
+
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        return self.panels[0].conditions
+
+    @property
+    def headline(self) -> HeadlineRow | None:
+        """The first panel's comparison with a ratio (the changelog's and history's)."""
+        return next((p.headline for p in self.panels if p.headline is not None), None)
+
+    @property
+    def rows(self) -> dict[str, dict[str, Any]]:
+        return self.panels[0].rows
 
 
 @dataclass(frozen=True)
@@ -268,30 +345,58 @@ class Report:
 
     @cached_property
     def key_figures(self) -> KeyFigures | None:
-        """The summary cards' figures (``None`` without any usable speed trial)."""
+        """The summary cards' figures (``None`` without any usable speed trial): the plan's
+        chosen headline on each chosen input, else the first comparison with a ratio."""
         if self.summary.empty:
             return None
-        headline = next((row for row in self.headline if row.comparison.ratio is not None), None)
         rows = {(r["condition_id"], r["input_id"]): r for r in self.summary_records}
+        latency = self.latency
+        ttft_rows = {
+            (r["condition_id"], r["input_id"]): r
+            for r in records_of(latency[latency["metric"] == "ttft_s"])
+        }
+
+        def panel(input_id: str, conditions: tuple[str, ...], headline: HeadlineRow | None):
+            return KeyPanel(
+                input_id,
+                conditions,
+                headline,
+                {c: rows[(c, input_id)] for c in conditions},
+                {c: ttft_rows[(c, input_id)] for c in conditions if (c, input_id) in ttft_rows},
+            )
+
+        choice = self.plan.headline
+        if choice is not None:
+            inputs = [choice.input] if choice.input else [i.id for i in self.plan.inputs]
+            panels = []
+            for input_id in inputs:
+                conditions = tuple(
+                    c for c in (choice.baseline, choice.treatment) if (c, input_id) in rows
+                )
+                if not conditions:
+                    continue
+                row = next(
+                    (
+                        h
+                        for h in self.headline
+                        if h.comparison.input_id == input_id
+                        and (h.comparison.baseline, h.comparison.treatment)
+                        == (choice.baseline, choice.treatment)
+                        and h.comparison.ratio is not None
+                    ),
+                    None,
+                )
+                panels.append(panel(input_id, conditions, row))
+            if panels:
+                return KeyFigures(tuple(panels), True)
+        headline = next((row for row in self.headline if row.comparison.ratio is not None), None)
         if headline is not None:
             input_id = headline.comparison.input_id
             conditions = (headline.comparison.baseline, headline.comparison.treatment)
         else:
             input_id = self.summary["input_id"].iloc[0]
             conditions = tuple(c.id for c in self.plan.conditions if (c.id, input_id) in rows)
-        latency = self.latency
-        ttft = latency[
-            (latency["metric"] == "ttft_s")
-            & (latency["condition_id"] == conditions[-1])
-            & (latency["input_id"] == input_id)
-        ]
-        return KeyFigures(
-            input_id,
-            conditions,
-            headline,
-            {c: rows[(c, input_id)] for c in conditions},
-            records_of(ttft)[0] if len(ttft) else None,
-        )
+        return KeyFigures((panel(input_id, conditions, headline),), False)
 
     @property
     def memory_trials(self) -> pd.DataFrame:
