@@ -11,6 +11,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from sitegen.build import render_site
+from sitegen.errors import DataError
 from sitegen.pages.i18n import load_catalogs
 from sitegen.plan.io import canonical_plan_json, plan_sha256
 from sitegen.plan.models import HeadlineSpec
@@ -23,7 +25,14 @@ from sitegen.validation.page_facts import read_page
 from tests.conftest import make_plan
 from tests.pages.test_kpi_cards import cards
 from tests.pages.test_observations import summary_pages
-from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, sweep_plan
+from tests.sitefixtures import (
+    PROJECT,
+    copy_project,
+    project_page,
+    publishable_campaign,
+    rendered_page,
+    sweep_plan,
+)
 
 
 def _ratio_cards(page: str) -> list:
@@ -197,3 +206,40 @@ def test_a_plan_without_headline_keeps_its_hash():
 def test_a_headline_naming_what_the_plan_lacks_is_refused(headline, message):
     with pytest.raises(ValidationError, match=message):
         make_plan(headline=headline)
+
+
+def _home_inputs(site, path: str = "index.en.md") -> list[str]:
+    facts = read_page(rendered_page(site, path))
+    return [c.attrs["data-input"] for c in facts.claims if c.attrs.get("data-report")]
+
+
+def test_the_home_rows_follow_the_plans_chosen_input(tmp_path):
+    chosen = HeadlineSpec(baseline="off", treatment="on", input="padded")
+    publishable_campaign(tmp_path, make_plan(headline=chosen))
+    _, _, site = summary_pages(tmp_path)
+    assert _home_inputs(site) == ["padded"] and _home_inputs(site, "index.md") == ["padded"]
+
+
+def test_an_overview_page_chooses_a_campaigns_headline(tmp_path):
+    data = tmp_path / "data"
+    publishable_campaign(data, make_plan())
+    project = copy_project(tmp_path / "project")
+    for lang in ("ja", "en"):
+        page = project_page(project, f"{lang}/overview.md")
+        page.write_text(
+            page.read_text().replace(
+                "{{ overview() }}",
+                '{{ overview(headlines={"unit": {"baseline": "off", "treatment": "on", '
+                '"input": "padded"}}) }}',
+            )
+        )
+    site = render_site(data, project)
+    try:
+        assert _home_inputs(site, "overview/index.en.md") == ["padded"]
+        assert _home_inputs(site) == ["short", "padded"]  # the home page chooses nothing
+    finally:
+        site.scratch.cleanup()
+    page = project_page(project, "en/overview.md")
+    page.write_text(page.read_text().replace('"padded"', '"nowhere"'))
+    with pytest.raises(DataError, match=r"headlines\['unit'\]\.input: not a speed input id"):
+        render_site(data, project)
