@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Fresh machine to green tests: install sitegen with its test tools and Debian's
-# Chromium (for the real-browser tests), then lint and run the whole suite.
+# Chromium (for the real-browser tests) and the independent checkers (Nu validator,
+# axe-core: scripts/install-checkers.sh), then lint and run the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-chromium.sh
+bash scripts/install-checkers.sh
 bash scripts/setup.sh test
 .venv/bin/ruff check sitegen tests benchmarks scripts
 # Compiled modules kept between runs (an environment that turns this off makes every

@@ -276,6 +276,17 @@ def _build(args: argparse.Namespace) -> None:
         f"site {args.site}: {what} ({campaigns} campaign(s), {records} records, "
         f"{time.monotonic() - started:.1f} s)"
     )
+    _warn_palette(project)
+
+
+def _warn_palette(project: Path) -> None:
+    """A palette whose text fails WCAG AA contrast: one warning line (nothing refused)."""
+    from sitegen.pages.contrast import palette_warning
+    from sitegen.pages.mkdocs import read_site_settings
+
+    palette = read_site_settings(project).palette
+    if palette and (warning := palette_warning(palette.primary, palette.accent)):
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -295,6 +306,7 @@ def _check(args: argparse.Namespace) -> None:
             f"{args.project / 'mkdocs.yml'}: add `{declaration}` to it, so that a missing or "
             "replaced key file is refused"
         )
+    _warn_palette(args.project.resolve())
     # Warnings only (the exit code is unchanged): a summary without a factor-only comparison
     # publishes medians but no ratio, which is rarely what the plan meant.
     for report in checked.reports:

@@ -11,6 +11,7 @@ page's navigation keeps to its own report (``on_nav``).
 
 from __future__ import annotations
 
+import html as htmllib
 import re
 from typing import Any
 
@@ -129,4 +130,65 @@ def on_page_context(context: Any, page: Any, config: object, nav: object) -> Any
     """The unindexed parts back in place of their marks, before the page is written."""
     unindexed = _unindexed.pop(page.file.src_uri)
     page.content = _UNINDEXED_MARKS.sub(lambda mark: unindexed[int(mark.group(1))], page.content)
+    page.meta["description"] = description(page.title, page.content, page.meta.get("description"))
     return context
+
+
+_PLAIN_PARAGRAPH = re.compile(r"<p>((?:[^<]|<(?!/?p\b)(?:(?!data-)[^>])*>)*?)</p>")
+"""A paragraph of prose: no attributes, no marked figure (``data-…``) inside."""
+_TAG = re.compile(r"<[^>]*>")
+DESCRIPTION_LENGTH = 160
+
+
+def _text(html: str) -> str:
+    return " ".join(htmllib.unescape(_TAG.sub("", html)).split())
+
+
+def description(title: str | None, content: str | None, given: object = None) -> str:
+    """The page's ``<meta name="description">``, escaped (material writes it as it is):
+    the description its front matter gives, else its title and its first paragraph of
+    prose, both already on the page in its language (a marked figure is never copied
+    here, where the audit could not check it), cut to about 160 characters."""
+    if isinstance(given, str) and given.strip():
+        text = _text(given)
+    else:
+        first = _PLAIN_PARAGRAPH.search(content or "")
+        text = " — ".join(
+            t for t in (_text(title or ""), _text(first.group(1)) if first else "") if t
+        )
+    if len(text) > DESCRIPTION_LENGTH:
+        text = text[: DESCRIPTION_LENGTH - 1].rstrip() + "…"
+    return htmllib.escape(text)
+
+
+_CHECKBOX_AUTOCOMPLETE = re.compile(
+    r'(<input class="md-toggle"[^>]*type="checkbox"[^>]*?) autocomplete="off">'
+)
+_EMPTY_TABINDEX = re.compile(r'(<label class="md-nav__link[^"]*"[^>]*?) tabindex="">')
+
+
+_SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+_SEARCH_LABEL = re.compile(
+    r'<input type="text" class="md-search__input" name="query" aria-label="([^"]*)"'
+)
+
+
+def valid_html(output: str) -> str:
+    """material's markup the HTML standard refuses, made valid: ``autocomplete`` on its
+    checkbox toggles (allowed on text-like inputs only) and ``tabindex=""`` on a
+    section's label (not an integer: left out, as a label is not focusable anyway); and
+    its search dialog named as its search field is (axe: aria-dialog-name)."""
+    output = _CHECKBOX_AUTOCOMPLETE.sub(r"\1>", output)
+    output = _EMPTY_TABINDEX.sub(r"\1>", output)
+    if label := _SEARCH_LABEL.search(output):
+        named = _SEARCH_DIALOG.replace(">", f' aria-label="{label.group(1)}">')
+        output = output.replace(_SEARCH_DIALOG, named, 1)
+    return output
+
+
+def on_post_page(output: str, page: Any, config: object) -> str:
+    return valid_html(output)
+
+
+def on_post_template(output_content: str, template_name: str, config: object) -> str:
+    return valid_html(output_content)

@@ -16,6 +16,7 @@
   function element(tag, className, text) {
     var node = document.createElement(tag);
     if (className) node.className = className;
+    if (tag === "pre") node.tabIndex = 0; // a long answer scrolls: reachable by keyboard
     if (text !== undefined) node.textContent = text;
     return node;
   }

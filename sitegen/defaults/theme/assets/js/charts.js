@@ -11,6 +11,9 @@
     // chart to its box, which CSS alone gives only a minimum height.
     if (figure.layout && figure.layout.height) target.style.height = figure.layout.height + "px";
     Plotly.newPlot(target, figure.data, figure.layout, config);
+    // Drawn, the box holds plotly's controls (buttons, links): a named group, not an
+    // image, whose content would be presentational (axe: nested-interactive).
+    target.setAttribute("role", "group");
     target.setAttribute("data-drawn", "1");
   }
   function draw() {
