@@ -106,7 +106,7 @@ class RenderedSite:
             self.docs,
             self.catalogs,
             self.scratch,
-            headline_figures(self.reports),
+            headline_figures(self.reports, self.imported),
             tuple(ReportNav.of(r) for r in self.reports),
             tuple(c.spec.id for c in self.comparisons),
             tuple((r.slug, r.title) for r in self.imported),

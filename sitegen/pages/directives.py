@@ -259,6 +259,10 @@ class Directives:
             self.printed_figures[report.slug] = report_figures(report)
         return figure_span(self.printed_figures[report.slug], figure_id)
 
+    def _labels(self, report: Report) -> dict[str, str]:
+        """What readers call each condition of ``report`` in this page's language."""
+        return {cid: label[self.catalog.lang] for cid, label in report.condition_labels.items()}
+
     def _field_list(self, names: Iterable[str]) -> str:
         """Compared fields as readers name them (``compare.field.<name>``), comma-separated."""
         separator = "、" if self.catalog.lang == "ja" else ", "
@@ -459,7 +463,7 @@ class Directives:
         trials = usable[[c for c in dict.fromkeys(shown) if c in usable]]
         trials = trials.sort_values("order_index")
         spec = script_json(
-            trials_chart(trials, report.summary, metric, report.condition_labels, self.catalog)
+            trials_chart(trials, report.summary, metric, self._labels(report), self.catalog)
         )
         lang = self.catalog.lang
         spec_file = None
@@ -472,7 +476,7 @@ class Directives:
             [
                 row["trial_id"],
                 f"#t{row['order_index']}",
-                report.condition_labels[row["condition_id"]],
+                self._labels(report)[row["condition_id"]],
                 row["input_id"],
                 str(row["seed"]),
                 (rate if metric.endswith("tps") else seconds)(row[metric]),
@@ -573,7 +577,7 @@ class Directives:
             report=report,
             tables=tables,
             series=[self._series_label(sweep.series_values[s]) for s in sweep.series],
-            labels=report.condition_labels,
+            labels=self._labels(report),
         )
 
     def sweep_chart(self, metric: str = "gen_tps") -> Markup:
@@ -691,7 +695,7 @@ class Directives:
                     mine.to_dict("records"),
                 )
             )
-        return self._render("pareto_chart.html", charts=charts, labels=report.condition_labels)
+        return self._render("pareto_chart.html", charts=charts, labels=self._labels(report))
 
     def telemetry_table(self) -> Markup:
         """Per condition and device, beside the generation rate: GPU utilization, memory
@@ -703,7 +707,7 @@ class Directives:
             report=report,
             rows=report.telemetry.to_dict("records"),
             rates=report.condition_rates,
-            labels=report.condition_labels,
+            labels=self._labels(report),
         )
 
     def speed_table(self) -> Markup:
@@ -712,7 +716,7 @@ class Directives:
             "speed_table.html",
             report=report,
             rows=report.summary_records,
-            labels=report.condition_labels,
+            labels=self._labels(report),
         )
 
     def memory_table(self) -> Markup:
@@ -728,7 +732,7 @@ class Directives:
             gaps=memory_gaps(
                 report.plan, {row["condition_id"] for row in rows}, measured_conditions
             ),
-            labels=report.condition_labels,
+            labels=self._labels(report),
         )
 
     def latency_table(self) -> Markup:
@@ -740,7 +744,7 @@ class Directives:
             "latency_table.html",
             report=report,
             rows=report.summary_records,
-            labels=report.condition_labels,
+            labels=self._labels(report),
             prefill_source=PREFILL_SOURCES.get(report.plan.engine),
         )
 
@@ -756,7 +760,7 @@ class Directives:
         trials = report.usable_speed_trials
         series = [
             (
-                f"{report.condition_labels[condition_id]} · {input_id}",
+                f"{self._labels(report)[condition_id]} · {input_id}",
                 *cdf_points(group[metric].astype(float).to_numpy()),
             )
             for (condition_id, input_id), group in trials.groupby(
@@ -838,7 +842,7 @@ class Directives:
         marks: dict[str, list[dict]] = {"throughput": [], "tokens": [], "latency": []}
         for index, ((condition_id, input_id), mine) in enumerate(series.items()):
             color = PALETTE[index % len(PALETTE)]
-            name = f"{report.condition_labels[condition_id]} · {input_id}"
+            name = f"{self._labels(report)[condition_id]} · {input_id}"
             x = [row["offered_rate"] for row in mine]
 
             def line(
@@ -906,7 +910,7 @@ class Directives:
             "system_table.html",
             report=report,
             conditions=report.system,
-            labels=report.condition_labels,
+            labels=self._labels(report),
         )
 
     def excluded(self) -> Markup:
@@ -1098,7 +1102,7 @@ class Directives:
         return self._render(
             "beside_headline.html",
             rows=report.condition_overview,
-            labels=report.condition_labels,
+            labels=self._labels(report),
             memory_limit=report.plan.speculation_health.max_device_memory_mib,
         )
 
@@ -1121,6 +1125,7 @@ class Directives:
         return self._render(
             "examples.html",
             examples=report.examples,
+            labels=self._labels(report),
             draw=report.plan.examples,
             annotations=annotations,
         )
@@ -1132,7 +1137,7 @@ class Directives:
             "thresholds.html",
             report=report,
             rows=report.thresholds,
-            labels=report.condition_labels,
+            labels=self._labels(report),
         )
 
     def completion_time(self, input_id: str, ratio: bool = False) -> Markup:
@@ -1149,7 +1154,7 @@ class Directives:
             "completion_time.html",
             times=times,
             show_ratio=ratio and times.time_ratio is not None,
-            labels=report.condition_labels,
+            labels=self._labels(report),
         )
 
     def quality_post_hoc(self) -> Markup:

@@ -97,6 +97,7 @@ def canonical_plan_json(plan: Plan) -> str:
         _drop_if_unset(condition, "sampling")
         _drop_if_unset(condition, "model")
         _drop_if_unset(condition, "concurrency", unset=1)
+        _drop_if_unset(condition, "label")
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 

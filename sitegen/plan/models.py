@@ -153,6 +153,10 @@ class ConditionSpec(PlanModel):
     sends this many requests together, one per simulated user (user k's seed is the
     round's seed + k); each is its own record, and the round's aggregate rate (all tokens
     ÷ round time) is recorded beside each request's own rate. Warm-ups run alone."""
+    label: Bilingual | None = None
+    """What readers call this condition on every page, in both languages, e.g.
+    ``{ja: 投機なし, en: no speculation}`` (``None``: a description made from its settings);
+    the id stays in downloads and on the method page."""
 
 
 class InputSpec(PlanModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
@@ -21,6 +22,7 @@ from sitegen.publish.archive import PublishedVersion, sha256_bytes
 from sitegen.records.layout import sha256_file
 from sitegen.records.left_out import LeftOut
 from sitegen.site_layout import CHANGELOG_PAGE
+from sitegen.statistics.imported import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.validation.rules import RULE_CATALOG
 
@@ -28,11 +30,15 @@ _FIGURE_DIGITS = 2
 """Medians are compared as displayed (two decimals): smaller moves are rounding noise."""
 
 
-def headline_figures(reports: list[Report]) -> dict[str, Any]:
-    """Per campaign: titles, record count and digest, the median generation rate per
-    condition × speed input (the figures the changelog compares), the headline ratio with
-    its interval and the treatment's acceptance (the history pages), and what a figure
-    may have moved with: the engine builds, the sitegen version, the rule catalog."""
+def headline_figures(
+    reports: list[Report], imported: Sequence[ImportedReport] = ()
+) -> dict[str, Any]:
+    """Per campaign: titles, record count and digest, the date of its own latest record,
+    the median generation rate per condition × speed input (the figures the changelog
+    compares), the headline ratio with its interval and the treatment's acceptance (the
+    history pages), and what a figure may have moved with: the engine builds, the sitegen
+    version, the rule catalog. An imported campaign (``imported``: the tool's name) has
+    its titles, records and date, so the changelog lists it too."""
     figures = {}
     rules = sha256_bytes(RULE_CATALOG.read_bytes())
     for report in reports:
@@ -49,6 +55,7 @@ def headline_figures(reports: list[Report]) -> dict[str, Any]:
             "title": report.plan.title.model_dump(),
             "address": report.slug,
             "records": len(report.campaign),
+            "data_date": _date(report.campaign.latest_start),
             # As the build read it: the file is not read again.
             "records_sha256": records,
             # Declared after measuring, so not in the campaign's manifest: recorded here.
@@ -64,7 +71,39 @@ def headline_figures(reports: list[Report]) -> dict[str, Any]:
             "publisher_sitegen": sitegen_version(),
             "rules_sha256": rules,
         }
+    for report in imported:
+        campaign = report.campaign
+        figures[campaign.campaign_id] = {
+            "title": dict(report.title),
+            "address": report.slug,
+            "records": len(campaign.records),
+            "records_sha256": campaign.records_file.sha256,
+            "data_date": _date(_imported_latest(report)),
+            "imported": report.tool_label,
+            "annotations_sha256": None,
+            "gen_tps_median": {},
+            "headline": None,
+            "engine_builds": None,
+            "publisher_sitegen": sitegen_version(),
+            "rules_sha256": rules,
+        }
     return figures
+
+
+def _date(moment: datetime | None) -> str | None:
+    """A record's start as its UTC date (``None``: no record)."""
+    return None if moment is None else moment.astimezone(UTC).date().isoformat()
+
+
+def _imported_latest(report: ImportedReport) -> datetime:
+    """The latest request start an imported campaign's sources state, else when it was
+    imported (its sources' times may be absent)."""
+    starts = [
+        datetime.fromisoformat(r.measurement.started_at)
+        for r in report.campaign.records
+        if r.measurement.started_at
+    ]
+    return max(starts, default=datetime.fromisoformat(report.registration.imported_at))
 
 
 def sitegen_version() -> str:

@@ -53,7 +53,10 @@ def history_rows(
         rows.append(
             HistoryRow(
                 version.label,
-                datetime.fromtimestamp(version.data_epoch, UTC).date().isoformat(),
+                # The report's own latest record; a version that did not record it, the
+                # version's (its latest record over every report).
+                entry.get("data_date")
+                or datetime.fromtimestamp(version.data_epoch, UTC).date().isoformat(),
                 version.label == current.label,
                 entry.get("headline"),
                 "headline" in entry,
@@ -108,7 +111,15 @@ def history_chart(rows: list[HistoryRow], catalog: Catalog) -> dict:
 
 
 def _addresses(versions: list[PublishedVersion]) -> list[str]:
-    return sorted({f["address"] for v in versions for f in v.figures.values() if "address" in f})
+    """Every measured report's address (an imported report has no headline history)."""
+    return sorted(
+        {
+            f["address"]
+            for v in versions
+            for f in v.figures.values()
+            if "address" in f and "imported" not in f
+        }
+    )
 
 
 def history_data_path(address: str, lang: str) -> str:

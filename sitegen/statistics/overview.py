@@ -24,6 +24,7 @@ from sitegen.formatting import setting
 from sitegen.plan.models import HeadlineSpec
 from sitegen.statistics.imported import ImportedComparison, ImportedReport, ImportedRow
 from sitegen.statistics.report import HeadlineRow, Report
+from sitegen.statistics.setups import is_unrecorded
 from sitegen.statistics.speed import records_of
 from sitegen.statistics.system import SystemCondition
 
@@ -61,6 +62,11 @@ class Setup:
     interconnect: str | None
     temperature: str | None
     draft: str | None
+    device_kind: str | None = None
+    """``gpu``, ``cpu`` or ``accelerator``: what ``devices`` names (``None``: mixed or
+    not recorded), so the row says which it is."""
+    build_recorded: bool = True
+    """Whether the engine reported its build (llama.cpp's ``b0-unknown`` did not)."""
 
 
 @dataclass(frozen=True)
@@ -134,8 +140,8 @@ def measured_setup(report: Report, condition_id: str) -> Setup:
     """How ``condition_id`` of ``report`` ran, from its usable records' provenance."""
     system = next((s for s in report.system if s.condition_id == condition_id), None)
     condition = next(c for c in report.plan.conditions if c.id == condition_id)
-    names = _values(system, "device_model")
-    counts = _values(system, "device_count")
+    names = [n for n in _values(system, "device_model") if n]
+    counts = [c for c in _values(system, "device_count") if c]
     devices = None
     if names:
         count = _joined(counts)
@@ -155,12 +161,9 @@ def measured_setup(report: Report, condition_id: str) -> Setup:
         if system
         else None
     )
+    builds = _values(system, "engine_build") or [None]
     engine = _joined(
-        [
-            " ".join(str(p) for p in (e, b) if p)
-            for e in _values(system, "engine") or [None]
-            for b in _values(system, "engine_build") or [None]
-        ]
+        [_engine_text(e, b) for e in _values(system, "engine") or [None] for b in builds]
     )
     model = _joined(_values(system, "model"))
     quantization = _joined(_values(system, "quantization"))
@@ -173,7 +176,34 @@ def measured_setup(report: Report, condition_id: str) -> Setup:
         interconnect=_joined(_values(system, "interconnect")),
         temperature=temperature,
         draft=condition.speculative.label,
+        device_kind=_device_kind(report, condition_id),
+        build_recorded=not any(b is None or is_unrecorded(str(b)) for b in builds),
     )
+
+
+def _device_kind(report: Report, condition_id: str) -> str | None:
+    """``cpu`` when every record of the condition ran on the CPU alone, ``gpu`` when none
+    did (``None``: both, or no device recorded)."""
+    rows = report.campaign.rows
+    indices = rows.loc[rows["condition_id"] == condition_id, "provenance"].unique()
+    provenances = report.campaign.table.provenances
+    ids = {d.id for i in indices for d in provenances[int(i)].host.devices}
+    if not ids:
+        return None
+    if ids == {"cpu"}:
+        return "cpu"
+    return None if "cpu" in ids else "gpu"
+
+
+def _engine_text(engine: Any, build: Any) -> str:
+    """An engine and its build, each word once (a llama.cpp version is its build:
+    ``llama-server b9745``), an unrecorded word (``unknown``, ``b0-unknown``) left out."""
+    words: list[str] = []
+    for part in (engine, build):
+        for word in str(part or "").split():
+            if word not in words and not is_unrecorded(word):
+                words.append(word)
+    return " ".join(words)
 
 
 def measured_rows(report: Report, choice: HeadlineSpec | None = None) -> list[MeasuredRow]:
@@ -223,7 +253,8 @@ def measured_rows(report: Report, choice: HeadlineSpec | None = None) -> list[Me
         headlines = chosen or headlines
     if headlines:
         return [row(h.comparison.treatment, h.comparison.input_id, h) for h in headlines]
-    return [row(c, i, None) for (c, i) in summary]
+    # A campaign measured for quality alone: its verdict's row.
+    return [row(c, i, None) for (c, i) in summary] or quality_rows(report)  # type: ignore[return-value]
 
 
 def imported_setup(report: ImportedReport, condition_id: str) -> Setup:
@@ -235,7 +266,10 @@ def imported_setup(report: ImportedReport, condition_id: str) -> Setup:
         for device in d.hardware.devices
     )
     # A fact declared unknown is None: left out, never shown as a value.
-    engine = " ".join(p for p in (d.engine.name, d.engine.version, d.engine.build) if p)
+    engine = _engine_text(
+        d.engine.name, " ".join(p for p in (d.engine.version, d.engine.build) if p)
+    )
+    kinds = {device.kind for device in d.hardware.devices}
     model = d.model_of(condition_id)
     temperature = d.sampling.temperature
     return Setup(
@@ -246,6 +280,8 @@ def imported_setup(report: ImportedReport, condition_id: str) -> Setup:
         interconnect=d.hardware.interconnect,
         temperature=None if temperature is None else setting(float(temperature)),
         draft=condition.speculative.label,
+        device_kind=next(iter(kinds)) if len(kinds) == 1 else None,
+        build_recorded=d.engine.build is not None and not is_unrecorded(d.engine.build),
     )
 
 
@@ -293,6 +329,50 @@ def overview_headlines(reports: dict[str, Report], headlines: object) -> dict[st
             raise ValueError(f"headlines[{name!r}].input: not a speed input id")
         chosen[name] = spec
     return chosen
+
+
+@dataclass(frozen=True)
+class QualityOverviewRow:
+    """A campaign with a quality evaluation and no speed input: its pre-registered
+    non-inferiority verdict, with the truncations of the same answers (C-TRUNC)."""
+
+    report: Report
+    setup: Setup
+    """How the condition with the factor on ran."""
+    outcomes: dict[str, dict[str, Any]]
+    """Outcome counts per factor (``off``, ``on``): length-capped, answer not reached …"""
+    imported = False
+    quality_only = True
+
+    @property
+    def result(self) -> Any:
+        """The primary result (``None``: no problem pairs)."""
+        return self.report.quality.primary if self.report.quality else None
+
+    @property
+    def verdict(self) -> str | None:
+        """The catalog key of the verdict (``quality.verdict_…``)."""
+        r = self.result
+        if r is None:
+            return None
+        if r.no_discordant_pairs:
+            return "quality.verdict_degenerate"
+        return "quality.verdict_yes" if r.non_inferior else "quality.verdict_no"
+
+
+def quality_rows(report: Report) -> list[QualityOverviewRow]:
+    """The row of a campaign measured for quality alone (none for any other)."""
+    quality = report.plan.quality
+    if report.quality is None or quality is None or report.summary_records:
+        return []
+    outcomes = report.quality.outcomes
+    return [
+        QualityOverviewRow(
+            report,
+            measured_setup(report, quality.on_condition),
+            outcomes.set_index("factor").to_dict("index") if len(outcomes) else {},
+        )
+    ]
 
 
 def overview_selection(

@@ -18,6 +18,7 @@ import pandas as pd
 from sitegen.formatting import gib, percent
 from sitegen.plan.expand import iter_trials
 from sitegen.plan.items import plan_items
+from sitegen.plan.labels import condition_labels as plan_condition_labels
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
 from sitegen.records.campaign import Campaign
@@ -327,9 +328,10 @@ class Report:
         return saturation_points(self.load)
 
     @cached_property
-    def condition_labels(self) -> dict[str, str]:
-        """``<id>: <speculative mode>`` per condition, in plan order."""
-        return {c.id: f"{c.id}: {c.speculative.label}" for c in self.plan.conditions}
+    def condition_labels(self) -> dict[str, dict[str, str]]:
+        """What readers call each condition, per language, in plan order: the plan's
+        ``label``, else a description of its settings (``plan.labels``); never its id."""
+        return plan_condition_labels(self.plan)
 
     @cached_property
     def headline(self) -> list[HeadlineRow]:

@@ -46,8 +46,10 @@ def test_the_plan_chooses_the_pair_the_cards_lead_with(tmp_path):
     (card,) = _ratio_cards(en)
     # Plan order would lead with draft length 2 (ng2-t0); the plan chose 4.
     assert card.attrs["data-treatment"] == "ng4-t0"
-    assert "Headline chosen in the plan: ng4-t0" in en and "every input (q)" in en
-    assert "計画で選んだ見出し：ng4-t0" in ja
+    # The pair is named by what readers call its conditions, never by their ids.
+    chosen = "n-gram lookup (ngram-simple), drafts of up to 4 tokens · temperature 0"
+    assert f"Headline chosen in the plan: {chosen}" in en and "every input (q)" in en
+    assert "計画で選んだ見出し：n-gram 参照（ngram-simple）、ドラフト最大 4 トークン・温度 0" in ja
     assert "No headline chosen" not in en
 
 

@@ -42,7 +42,10 @@ def test_a_missing_median_is_an_observation_never_a_dash_ratio(tmp_path):
     en, ja, _ = summary_pages(tmp_path)
     no_figure_from_nothing(en)
     no_figure_from_nothing(ja)
-    assert "no generation rate was measured for on: ngram-simple (≤4)" in en
+    assert (
+        "no generation rate was measured for n-gram lookup (ngram-simple), drafts of up to 4 tokens"
+        in en
+    )
     assert 'data-observation="no-rate"' in ja
     # padded keeps its ratio, in the headline and on the card that leads the summary
     assert en.count('data-claim="speed-ratio"') == 2

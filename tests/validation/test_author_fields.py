@@ -133,7 +133,7 @@ PLAN = {
     "title": {"ja": "推論の比較", "en": "Inference compared"},
     "model": {"name": "gemma-3-270m", "source": "/models/m.gguf", "quantization": "Q4_K_M"},
     "conditions": [
-        {"id": "off", "context_capacity": 4096},
+        {"id": "off", "context_capacity": 4096, "label": {"ja": "投機なし", "en": "no drafts"}},
         {
             "id": "mtp",
             "context_capacity": 4096,
