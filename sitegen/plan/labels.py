@@ -5,9 +5,11 @@ downloads and on the method page."""
 
 from __future__ import annotations
 
+import re
+
 from sitegen.formatting import setting
 from sitegen.plan.models import ConditionSpec, Plan, SpeculativeSpec
-from sitegen.text import LANGUAGES
+from sitegen.text import CONTROL_CHARACTERS, LANGUAGES
 
 _SEPARATOR = {"ja": "・", "en": " · "}
 
@@ -30,6 +32,17 @@ def speculative_description(spec: SpeculativeSpec) -> dict[str, str]:
         "ja": f"{mode['ja']}、ドラフト最大 {spec.draft_max} トークン",
         "en": f"{mode['en']}, drafts of up to {spec.draft_max} tokens",
     }
+
+
+def _visible(text: str) -> str:
+    """A setting's text with its control characters as their Unicode pictures (␀ …), as
+    pages show untrusted text (a NUL in an engine option made the pages invalid HTML)."""
+
+    def picture(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+    return CONTROL_CHARACTERS.sub(picture, text)
 
 
 def _facts(plan: Plan, condition: ConditionSpec) -> dict[str, dict[str, str]]:
@@ -60,9 +73,9 @@ def _facts(plan: Plan, condition: ConditionSpec) -> dict[str, dict[str, str]]:
             "en": f"top-p {setting(sampling.top_p)}",
         },
         "top_k": {"ja": f"top-k {sampling.top_k}", "en": f"top-k {sampling.top_k}"},
-        "model": {lang: plan.model_for(condition).name for lang in LANGUAGES},
+        "model": {lang: _visible(plan.model_for(condition).name) for lang in LANGUAGES},
     }
-    options = ", ".join(f"{k}={v}" for k, v in sorted(condition.engine_options.items()))
+    options = _visible(", ".join(f"{k}={v}" for k, v in sorted(condition.engine_options.items())))
     facts["engine_options"] = {lang: options for lang in LANGUAGES}
     return facts
 
