@@ -121,6 +121,8 @@ class AuditResult:
     checked: dict[str, str] = field(default_factory=dict)
     """Site-root path of each download whose SHA-256 was checked → that SHA-256."""
     hashed: set[str] = field(default_factory=set)
+    imported: set[str] = field(default_factory=set)
+    """The imported reports: their figures are their source tool's, never recomputed."""
     """The reports whose downloads were checked against their ``SHA256SUMS``."""
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -453,7 +455,9 @@ def audit_report(
     ``result``)."""
     where = f"reports/{slug}/{DOWNLOADS}/"
     sums = files.read(where + SUMS_FILE)
-    if sums is None and files.read(where + IMPORT_FILE) is not None:
+    if files.read(where + IMPORT_FILE) is not None:
+        result.imported.add(slug)
+    if sums is None and slug in result.imported:
         result.notes.append(
             f"reports/{slug}: not checked (an imported report: its downloads carry no "
             f"{SUMS_FILE}, and its figures are its source tool's)"
@@ -482,10 +486,16 @@ def audit_report(
         for name, data in (downloads | own).items()
         if data is not None
     }
+    if slug in result.imported:
+        result.notes.append(
+            f"reports/{slug}: its downloads checked against {SUMS_FILE}, its figures not "
+            "recomputed (an imported report: they are its source tool's)"
+        )
+        return None
     if any(downloads.get(name) is None for name in OWN_FILES):
         result.notes.append(
             f"reports/{slug}: not recomputed (its downloads are not a measured campaign's "
-            f"{', '.join(OWN_FILES)}: an imported report's figures are its source's)"
+            f"{', '.join(OWN_FILES)})"
         )
         return None
     try:
@@ -789,6 +799,8 @@ def audit_site(
     result.findings += link_findings(files, pages, result.checked, result.hashed)
     for page, parsed in pages.items():
         slug = report_of(page)
+        if slug in result.imported:
+            continue  # its source tool's figures: the signed list checks their marks
         result.figures += len(parsed.figures)
         result.findings += figure_findings(
             page, parsed.figures, figures.get(slug) if slug else None

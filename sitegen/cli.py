@@ -276,7 +276,8 @@ def _build(args: argparse.Namespace) -> None:
         f"site {args.site}: {what} ({campaigns} campaign(s), {records} records, "
         f"{time.monotonic() - started:.1f} s)"
     )
-    _warn_palette(project)
+    if outcome != "up-to-date":  # nothing was rendered: said when it was
+        _warn_palette(project)
 
 
 def _warn_palette(project: Path) -> None:

@@ -58,7 +58,9 @@ def history_rows(
                 entry.get("data_date")
                 or datetime.fromtimestamp(version.data_epoch, UTC).date().isoformat(),
                 version.label == current.label,
-                entry.get("headline"),
+                # Versions published before verdicts recorded none: their headline was
+                # printed as a figure then, and is shown as one.
+                {"inconclusive": False, **entry["headline"]} if entry.get("headline") else None,
                 "headline" in entry,
                 entry.get("engine_builds"),
             )

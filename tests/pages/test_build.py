@@ -238,7 +238,9 @@ def test_html_between_headings_never_reaches_markdown():
         '<pre class="sg-text">[md](javascript:alert(1))\u2028\u2028# not a heading</pre>\n'
         "<p>[x](javascript:alert(2))</p>"
     )
-    page = SimpleNamespace(file=SimpleNamespace(src_uri="hooks-test.md"), content="")
+    page = SimpleNamespace(
+        file=SimpleNamespace(src_uri="hooks-test.md"), content="", title="Title", meta={}
+    )
     markdown = mkdocs_hooks.on_page_markdown(f"# Title\n\n{html}\n\n## Part", page, None, None)
     assert "javascript" not in markdown and "not a heading" not in markdown
     assert markdown.startswith("# Title\n\n") and markdown.endswith("\n\n## Part")
