@@ -29,6 +29,7 @@ from sitegen.plan.expand import expand_trials
 from sitegen.plan.io import campaign_id
 from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.validation.figure_checks import author_figure_issues
 
 RUN_ORDER_SHOWN = 3
 """Trials named at each end of the run order in a dry run's summary."""
@@ -60,6 +61,11 @@ def preflight(plan: Plan, on_wait: WaitReport | None = None) -> Preflight:
     validate_engine_options(plan)
     engine_class = get_engine_class(plan.engine)
     result = Preflight(plan)
+    # What the build would refuse is refused before hours of measuring: a figure written
+    # by hand in the plan's author text (C-FIGURE).
+    result.problems += [
+        f"{issue.location}: {issue.message}" for issue in author_figure_issues(plan, "plan")
+    ]
     items = list(plan_items(plan).values())
     in_process = not issubclass(ENGINE_OPTIONS[plan.engine], ServerOptions)
     for condition in plan.conditions:

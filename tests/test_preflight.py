@@ -299,3 +299,19 @@ def test_more_threads_than_the_machine_has_are_refused_before_the_engine(tmp_pat
     ) in err
     assert "condition 'off'" not in err
     assert not (tmp_path / "data").exists()
+
+
+def test_a_figure_in_the_plans_author_text_is_refused_before_measuring(tmp_path, capsys):
+    labelled = ConditionSpec(
+        id="off", label={"ja": "十二倍速い", "en": "twelvefold faster"}, context_capacity=512
+    )
+    plan = make_plan(conditions=[labelled, *make_plan().conditions[1:]])
+    path = tmp_path / "plan.json"
+    path.write_text(canonical_plan_json(plan))
+    code = main(["measure", "--plan", str(path), "--data", str(tmp_path / "data"), "--dry-run"])
+    out = capsys.readouterr()
+    assert code != 0
+    assert (
+        "plan → conditions.0.label.en: figure(s) 'twelvefold' written by hand" in out.out + out.err
+    )
+    assert not (tmp_path / "data").exists()
