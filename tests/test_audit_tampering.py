@@ -117,15 +117,12 @@ def listed(site: Path, suffix: str) -> Path:
 
 
 def append(path: Path, data: bytes) -> None:
-    content = path.read_bytes()
-    path.unlink()  # a hard link to the earlier release's file: replaced, not written through
-    path.write_bytes(content + data)
+    path.write_bytes(path.read_bytes() + data)
 
 
 def replace_text(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert old in text, (path, old)
-    path.unlink()
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
@@ -197,7 +194,6 @@ def chart_data_tripled(site: Path, slug: str) -> str:
         text,
     )
     assert tripled != text
-    page.unlink()
     page.write_text(tripled, encoding="utf-8")
     return f"v/{VERSION}/reports/{slug}/speed/index.html · altered"
 
@@ -220,7 +216,6 @@ def object_changed_and_relisted(site: Path, slug: str) -> str:
         "sha256": hashlib.sha256(shard.read_bytes()).hexdigest(),
         "size_bytes": shard.stat().st_size,
     }
-    listing.unlink()
     listing.write_text(json.dumps(data, indent=1) + "\n")
     return f"v/{VERSION}/{FILE_LIST} · changed after it was signed"
 
@@ -264,7 +259,6 @@ def object_map_redirected(site: Path, slug: str) -> str:
     objects = json.loads(listing.read_text())
     path = f"reports/{slug}/downloads/trials.csv"
     objects[path] = objects[f"reports/{slug}/downloads/memory.csv"]
-    listing.unlink()
     listing.write_text(json.dumps(objects, indent=1, sort_keys=True) + "\n")
     return f"v/{VERSION}/objects.json · altered"
 
@@ -339,7 +333,6 @@ def root_list_hash_changed(site: Path, slug: str) -> str:
     listing = site / FILE_LIST
     data = json.loads(listing.read_text())
     data["files"]["versions.json"]["sha256"] = "0" * 64
-    listing.unlink()
     listing.write_text(json.dumps(data, indent=1) + "\n")
     return f"{FILE_LIST} · changed after it was signed"
 
@@ -356,12 +349,10 @@ def record_changed_and_every_hash_rewritten(site: Path, slug: str) -> str:
     records = stored(site, f"reports/{slug}/downloads/records.jsonl.gz")
     lines = gzip.decompress(records.read_bytes()).decode().splitlines()
     lines[-1] = lines[-1].replace('"role":"measured"', '"role":"warmup"')
-    records.unlink()
     records.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
     sums = stored(site, f"reports/{slug}/downloads/SHA256SUMS")
     digest = hashlib.sha256(records.read_bytes()).hexdigest()
     text = re.sub(r"(?m)^[0-9a-f]{64}(?=  records\.jsonl\.gz$)", digest, sums.read_text())
-    sums.unlink()
     sums.write_text(text)
     return f"reports/{slug}/downloads/SHA256SUMS · changed after it was signed"
 
