@@ -24,7 +24,6 @@ import yaml
 from pydantic import ValidationError
 
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
-from sitegen.importers.plausibility import campaign_issues as plausibility_issues
 from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import ReportNav, VersionBuild, read_site_settings
 from sitegen.pages.render import Docs, render_docs
@@ -61,6 +60,7 @@ from sitegen.statistics.imported import ImportedReport, make_imported_report
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import check_project, validate_campaigns
 from sitegen.validation.figure_checks import imported_figure_issues, left_out_figure_issues
+from sitegen.validation.plausibility import campaign_issues as plausibility_issues
 from sitegen.yaml_text import load_yaml
 
 COMPARISONS_DIR = "content/comparisons"

@@ -14,11 +14,8 @@ from __future__ import annotations
 import json
 
 from sitegen.importers.base import (
-    ImportedMeasurement,
-    ImportedSource,
     Reader,
     SourceFile,
-    SourceInfo,
     check_number,
     file_digest,
     json_lines,
@@ -27,7 +24,8 @@ from sitegen.importers.base import (
     unix_to_iso,
 )
 from sitegen.importers.limits import in_unix_range
-from sitegen.importers.plausibility import refuse_duplicate_ids
+from sitegen.records.import_source import ImportedMeasurement, ImportedSource, SourceInfo
+from sitegen.validation.plausibility import refuse_duplicate_ids
 
 PER_SECOND = {"ns": 1e9, "us": 1e6, "ms": 1e3, "sec": 1.0, "s": 1.0}
 """AIPerf's time units: how many make a second."""

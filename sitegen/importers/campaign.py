@@ -18,17 +18,13 @@ from pathlib import Path, PurePosixPath
 from pydantic import ValidationError
 
 from sitegen.errors import ConfigError, DataError, Issue, StorageError, UsageError, pydantic_issues
-from sitegen.importers.base import ImportedSource, SourceFile
-from sitegen.importers.declaration import (
-    ImportDeclaration,
-    SourceGroup,
-    assign_conditions,
-    load_declaration,
-)
+from sitegen.importers.base import SourceFile
+from sitegen.importers.declaration import assign_conditions, load_declaration
 from sitegen.importers.limits import inflate
-from sitegen.importers.plausibility import refuse_implausible
 from sitegen.importers.registry import FORMATS, import_source
 from sitegen.models import StrictModel
+from sitegen.records.import_declaration import ImportDeclaration, SourceGroup
+from sitegen.records.import_source import ImportedSource
 from sitegen.records.imported import (
     REQUESTS_INPUT,
     ImportedRecord,
@@ -49,6 +45,7 @@ from sitegen.records.layout import (
 )
 from sitegen.records.models import ArtifactEntry, Manifest, PublishedManifest
 from sitegen.signing import SIGNATURE_SUFFIX, Signer
+from sitegen.validation.plausibility import refuse_implausible
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 

@@ -14,18 +14,16 @@ from datetime import UTC, datetime
 
 from sitegen.errors import one_line
 from sitegen.importers.base import (
-    ImportedMeasurement,
-    ImportedSource,
     Reader,
     SourceFile,
-    SourceInfo,
     decode_text,
     file_digest,
     malformed,
     measurement,
     unix_to_iso,
 )
-from sitegen.importers.declaration import NUMBER_FIELDS, TIME_FIELDS, CsvMapping
+from sitegen.records.import_declaration import NUMBER_FIELDS, TIME_FIELDS, CsvMapping
+from sitegen.records.import_source import ImportedMeasurement, ImportedSource, SourceInfo
 
 PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 """Duration units: how many make a second."""

@@ -12,18 +12,16 @@ from __future__ import annotations
 import json
 
 from sitegen.importers.base import (
-    ImportedMeasurement,
-    ImportedSource,
     Reader,
     SourceFile,
-    SourceInfo,
     file_digest,
     load_json,
     measurement,
     unix_to_iso,
 )
 from sitegen.importers.limits import loads
-from sitegen.importers.plausibility import refuse_duplicate_ids
+from sitegen.records.import_source import ImportedMeasurement, ImportedSource, SourceInfo
+from sitegen.validation.plausibility import refuse_duplicate_ids
 
 REPORT_VERSION = 2
 """``metadata.version`` of the report layout this importer reads."""

@@ -16,11 +16,8 @@ import json
 from pathlib import PurePath
 
 from sitegen.importers.base import (
-    ImportedMeasurement,
-    ImportedSource,
     Reader,
     SourceFile,
-    SourceInfo,
     check_count,
     check_number,
     decode_text,
@@ -30,6 +27,7 @@ from sitegen.importers.base import (
     malformed,
     measurement,
 )
+from sitegen.records.import_source import ImportedMeasurement, ImportedSource, SourceInfo
 
 TEST_FIELDS = frozenset(
     {"n_prompt", "n_gen", "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from sitegen.errors import ConfigError
 
 if TYPE_CHECKING:
-    from sitegen.importers.base import ImportedSource, SourceFile
-    from sitegen.importers.declaration import CsvMapping
+    from sitegen.importers.base import SourceFile
+    from sitegen.records.import_declaration import CsvMapping
+    from sitegen.records.import_source import ImportedSource
 
 
 def _parser(module: str) -> Any:

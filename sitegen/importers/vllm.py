@@ -15,17 +15,19 @@ from __future__ import annotations
 import json
 
 from sitegen.importers.base import (
-    ImportedMeasurement,
-    ImportedSource,
     Reader,
     SourceFile,
-    SourceInfo,
-    SpeculativeTotals,
     check_count,
     check_number,
     file_digest,
     load_json,
     measurement,
+)
+from sitegen.records.import_source import (
+    ImportedMeasurement,
+    ImportedSource,
+    SourceInfo,
+    SpeculativeTotals,
 )
 
 PER_REQUEST = ("ttfts", "itls", "latencies", "input_lens", "output_lens", "errors")

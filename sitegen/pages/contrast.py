@@ -78,7 +78,9 @@ def _rgba(value: str, values: dict[str, str]) -> tuple[float, float, float, floa
 
 def _over(colour: tuple[float, float, float, float], background: tuple[float, ...]) -> tuple:
     alpha = colour[3]
-    return tuple(alpha * c + (1 - alpha) * b for c, b in zip(colour[:3], background[:3], strict=True))
+    return tuple(
+        alpha * c + (1 - alpha) * b for c, b in zip(colour[:3], background[:3], strict=True)
+    )
 
 
 def _luminance(rgb: tuple) -> float:

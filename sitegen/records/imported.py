@@ -23,11 +23,11 @@ from pydantic import Field, ValidationError
 
 from sitegen.author_fields import TIMESTAMP, WRITTEN_BY_SITEGEN, AuthorStr
 from sitegen.errors import DataError, Issue, StorageError, pydantic_issues
-from sitegen.importers.base import ImportedMeasurement, SourceInfo
-from sitegen.importers.declaration import ImportDeclaration, ImportedSpeculative
 from sitegen.models import StrictModel
 from sitegen.plan.models import DispersionSpec
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations, read_annotations
+from sitegen.records.import_declaration import ImportDeclaration, ImportedSpeculative
+from sitegen.records.import_source import ImportedMeasurement, SourceInfo
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE, FileDigest, campaign_directories
 from sitegen.records.verify import verify_campaign
 

@@ -15,7 +15,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 
-from sitegen.importers.base import ImportedMeasurement
+from sitegen.records.import_source import ImportedMeasurement
 from sitegen.records.imported import ImportedCampaign, ImportRegistration
 from sitegen.statistics.dispersion import median_ratio_interval
 from sitegen.statistics.latency import latency_percentiles, tpot

@@ -71,11 +71,11 @@ def author_roots() -> dict[str, type[BaseModel]]:
     """The models a build (or an import) reads whose author fields C-FIGURE checks, by the
     file they come from. Every string field reachable from them is registered as author
     text or declared safe (``sitegen.author_fields``; the enumeration test keeps it so)."""
-    from sitegen.importers.declaration import ImportDeclaration
     from sitegen.pages.mkdocs import SiteSettings
     from sitegen.pages.sources import SourceList
     from sitegen.plan.models import Plan
     from sitegen.records.annotations import Annotations
+    from sitegen.records.import_declaration import ImportDeclaration
     from sitegen.records.imported import ImportRegistration
     from sitegen.redact import RedactPolicy
     from sitegen.statistics.comparison import ComparisonSpec

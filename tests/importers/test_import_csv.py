@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from sitegen.importers import csv_columns
 from sitegen.importers.base import SourceFile
-from sitegen.importers.declaration import CsvMapping
+from sitegen.records.import_declaration import CsvMapping
 from tests.importers.sources import fixture, problem
 
 TABLE = "csv/requests.csv"

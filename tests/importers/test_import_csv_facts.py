@@ -16,10 +16,11 @@ import pytest
 from sitegen.cli import main
 from sitegen.importers import csv_columns, guidellm
 from sitegen.importers.base import SourceFile
-from sitegen.importers.declaration import SourceGroup, assign_conditions, load_declaration
+from sitegen.importers.declaration import assign_conditions, load_declaration
 from sitegen.pages.directives import Directives, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.project import packaged_theme
+from sitegen.records.import_declaration import SourceGroup
 from sitegen.records.imported import read_imported_campaigns
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.statistics.imported import ImportedReport, make_imported_report

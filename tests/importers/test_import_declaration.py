@@ -7,12 +7,8 @@ import pytest
 
 from sitegen.errors import ConfigError, DataError
 from sitegen.importers import aiperf, guidellm
-from sitegen.importers.declaration import (
-    ImportDeclaration,
-    SourceGroup,
-    assign_conditions,
-    load_declaration,
-)
+from sitegen.importers.declaration import assign_conditions, load_declaration
+from sitegen.records.import_declaration import ImportDeclaration, SourceGroup
 from tests.importers.sources import fixture, problem
 
 DECLARATION = """\

@@ -16,10 +16,11 @@ import pytest
 
 from sitegen.errors import DataError
 from sitegen.importers import aiperf, csv_columns, guidellm, limits, llama_bench, vllm
-from sitegen.importers.base import ImportedSource, SourceFile
+from sitegen.importers.base import SourceFile
 from sitegen.importers.campaign import import_campaign, read_source
-from sitegen.importers.declaration import CsvMapping, ImportDeclaration
-from sitegen.importers.plausibility import implausible, refuse_implausible
+from sitegen.records.import_declaration import CsvMapping, ImportDeclaration
+from sitegen.records.import_source import ImportedSource
+from sitegen.validation.plausibility import implausible, refuse_implausible
 from tests.importers.sources import FIXTURES, as_file, fixture, fixture_json, problem
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
@@ -363,7 +364,7 @@ def test_sitegen_import_refuses_an_implausible_file_and_writes_nothing(tmp_path,
 
 
 def test_a_build_rechecks_imported_records(tmp_path, monkeypatch):
-    from sitegen.importers import plausibility
+    from sitegen.validation import plausibility
     from sitegen.records.imported import read_imported_campaigns
 
     shutil.copy(FIXTURES / "vllm" / "vllm-serve.json", tmp_path / "vllm-serve.json")

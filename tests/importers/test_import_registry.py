@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from sitegen.errors import ConfigError
-from sitegen.importers import base, declaration
 from sitegen.importers.registry import FORMATS, import_source
 from sitegen.models import StrictModel, field_docstrings
+from sitegen.records import import_declaration as declaration
+from sitegen.records import import_source as stored_source
 from tests.importers.sources import fixture
 
 
@@ -42,10 +43,10 @@ def test_only_aiperf_takes_a_summary():
 @pytest.mark.parametrize(
     "model",
     [
-        base.ImportedSource,
-        base.ImportedMeasurement,
-        base.SourceInfo,
-        base.SpeculativeTotals,
+        stored_source.ImportedSource,
+        stored_source.ImportedMeasurement,
+        stored_source.SourceInfo,
+        stored_source.SpeculativeTotals,
         *(
             getattr(declaration, name)
             for name in dir(declaration)

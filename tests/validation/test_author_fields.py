@@ -29,15 +29,16 @@ from sitegen.author_fields import (
     unclassified_fields,
 )
 from sitegen.errors import ConfigError, DataError
-from sitegen.importers.base import ImportedMeasurement, SourceInfo
 from sitegen.importers.campaign import refuse_figures
-from sitegen.importers.declaration import ImportDeclaration, parse_declaration
+from sitegen.importers.declaration import parse_declaration
 from sitegen.models import StrictModel
 from sitegen.pages.mkdocs import SiteSettings
 from sitegen.pages.sources import SourceList
 from sitegen.plan.io import _PlanYamlLoader, load_plan
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import Annotations
+from sitegen.records.import_declaration import ImportDeclaration
+from sitegen.records.import_source import ImportedMeasurement, SourceInfo
 from sitegen.records.imported import ImportedRecord, ImportRegistration
 from sitegen.records.models import Provenance, TrialRecord
 from sitegen.redact import RedactPolicy

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from sitegen.errors import DataError, Issue
 
 if TYPE_CHECKING:
-    from sitegen.importers.base import ImportedMeasurement, SourceInfo
-    from sitegen.importers.declaration import ImportDeclaration
+    from sitegen.records.import_declaration import ImportDeclaration
+    from sitegen.records.import_source import ImportedMeasurement, SourceInfo
     from sitegen.records.imported import ImportedCampaign
 
 
