@@ -7,6 +7,13 @@ The records file is one group. Each metric carries its unit (``{"value": …, "u
 "ms"}``), converted here to seconds. A record with an ``error`` or cancelled is failed.
 Token counts are the server's (``usage_*``); AIPerf's own tokenizer counts are not taken.
 AIPerf's records keep neither the prompt nor the output text.
+
+The records keep no finish reason and no output cap: ``finish_reason`` and ``output_cap``
+stay ``None``. ``output_sequence_length`` is the length of the output AIPerf counted, not a
+target; the ``max_tokens`` AIPerf sent (``--osl``) it keeps to itself, exporting only
+``osl_mismatch_diff_pct``, the output's difference from it in %, which is not turned back
+into a cap here; the summary's ``input_config.datasets[].osl`` is the setting the caps
+were drawn from, not each request's cap.
 """
 
 from __future__ import annotations

@@ -5,6 +5,14 @@ One group per ``benchmarks[i]`` (one load strategy each). Every request of
 ``requests.successful``, ``.errored`` and ``.incomplete`` is a measurement; errored and
 incomplete ones are ``failed`` with GuideLLM's error text. Times are Unix seconds from
 ``info.timings``; GuideLLM keeps no per-token times, only the first and last.
+
+A request's output cap is the one its body states (``request_args.body``, as GuideLLM sent
+it): ``max_tokens`` (``/v1/completions``), ``max_completion_tokens``
+(``/v1/chat/completions``) or ``max_output_tokens`` (``/v1/responses``); none where the
+body names no cap, or names two that differ (which one the server applied is not the
+file's to say), or where the file keeps no body (GuideLLM stores none for a request the
+server refused). GuideLLM 0.8 keeps no finish reason (it reads none from the response):
+``finish_reason`` stays ``None``, never inferred from an output as long as its cap.
 """
 
 from __future__ import annotations
@@ -28,6 +36,9 @@ REPORT_VERSION = 2
 
 _LISTS = {"successful": "ok", "errored": "failed", "incomplete": "failed"}
 """GuideLLM's request lists and the status of their requests."""
+
+CAP_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+"""The request body's output-token cap, under the name each API gives it."""
 
 
 def parse(file: SourceFile) -> ImportedSource:
@@ -121,6 +132,7 @@ def _request(request: Reader, status: str, load: dict[str, object]) -> ImportedM
     timings = info.child("timings")
     start = timings.number("request_start")
     started_at = unix_to_iso(start, timings, "request_start") if start is not None else None
+    body = _body(request)
     return measurement(
         request,
         status=status,
@@ -132,7 +144,10 @@ def _request(request: Reader, status: str, load: dict[str, object]) -> ImportedM
         prompt_tokens=request.count("prompt_tokens"),
         output_tokens=request.count("output_tokens"),
         output_text=request.text("output"),
-        request_body=_body(request),
+        request_body=None
+        if body.value is None
+        else json.dumps(body.value, ensure_ascii=False, separators=(",", ":")),
+        output_cap=_output_cap(body),
         **load,
     )
 
@@ -147,16 +162,24 @@ def _since(timings: Reader, start: float | None, name: str) -> float | None:
     return time - start
 
 
-def _body(request: Reader) -> str | None:
+def _body(request: Reader) -> Reader:
+    """The JSON body GuideLLM sent (``None`` inside where the file keeps none)."""
     # GuideLLM stores the request as JSON text: method, headers, params and body.
     args = request.text("request_args")
     if args is None:
-        return None
+        return Reader(request.file, request.record, None, "request_args.body.")
     try:
         parsed = loads(args, f"{request.file.name} {request.record} → request_args")
     except ValueError:
         raise request.error("request_args", "not valid JSON text") from None
     body = Reader(request.file, request.record, parsed, "request_args.").raw("body")
-    if body is None:
+    return Reader(request.file, request.record, body, "request_args.body.")
+
+
+def _output_cap(body: Reader) -> int | None:
+    """The cap the body states under one of ``CAP_KEYS``; ``None`` without one, or when two
+    differ."""
+    if not isinstance(body.value, dict):
         return None
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    caps = {body.count(key, minimum=1) for key in CAP_KEYS if body.raw(key) is not None}
+    return caps.pop() if len(caps) == 1 else None

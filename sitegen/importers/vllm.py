@@ -8,6 +8,11 @@ that never started streaming, which it saves with an empty error when the server
 refusal gave no reason). A failed request's timings and output length are vLLM's
 placeholders (0), so they are not imported. ``start_times`` are ``time.perf_counter``
 readings, not wall-clock times. The file states no vLLM version and no server address.
+
+The file keeps no finish reason and no output cap per request: ``output_lens`` are the
+tokens generated, and the cap vLLM sent (``max_tokens``, from an option such as
+``--custom-output-len``) is saved nowhere in it. ``finish_reason`` and ``output_cap`` stay
+``None``.
 """
 
 from __future__ import annotations

@@ -158,9 +158,14 @@ class ImportedMeasurement(StrictModel):
     """The input the source names for it (a CSV's declared input column, e.g. ``8k``):
     its records get this input id, and figures and ratios are per input."""
     finish_reason: str | None = None
-    """Why generation stopped, as the source writes it (``stop``, ``length`` …)."""
+    """Why generation stopped, as the source writes it (``stop``, ``length`` …): a CSV's
+    declared column. GuideLLM's report, vLLM's result file and AIPerf's records keep none;
+    never inferred from an output as long as its cap."""
     output_cap: int | None = Field(default=None, ge=1)
-    """The output-token cap of the request (``max_tokens``) as the source states it."""
+    """The output-token cap of the request as the source states it: GuideLLM the request
+    body's ``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``
+    (``request_args.body``), a CSV's declared column. vLLM's result file and AIPerf's
+    records state none."""
     draft_tokens: int | None = Field(default=None, ge=0)
     """Draft tokens proposed for this request, as the source counts them."""
     accepted_tokens: int | None = Field(default=None, ge=0)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from sitegen.importers import aiperf
 from sitegen.importers.base import SourceFile
-from tests.importers.sources import fixture, problem
+from tests.importers.sources import FIXTURES, fixture, imported_report, problem
 
 RECORDS = "aiperf/profile_export.jsonl"
 SUMMARY = "aiperf/profile_export_aiperf.json"
@@ -61,6 +63,31 @@ def test_an_error_record_is_failed_with_the_server_s_message(imported):
     assert (failed.location, failed.status) == ("line 3", "failed")
     assert failed.error.startswith('400 Bad Request: {"error":{"code":400,"message":"request (1533')
     assert (failed.ttft_s, failed.e2e_s, failed.prompt_tokens) == (None, None, None)
+
+
+def test_the_records_keep_no_finish_reason_and_no_output_cap(imported):
+    # Each record's metrics: output_sequence_length 8 tokens is the output's length (as
+    # output_token_count and usage_completion_tokens); the max_tokens sent (--osl 8) shows
+    # only as osl_mismatch_diff_pct 0.0 %. No record says why its generation stopped.
+    lines = fixture(RECORDS).data.decode().splitlines()
+    assert "finish" not in "".join(lines) and "max_tokens" not in "".join(lines)
+    metrics = [json.loads(line).get("metrics", {}) for line in lines]
+    assert [
+        (m["output_sequence_length"]["value"], m["osl_mismatch_diff_pct"]["value"])
+        for m in metrics[:2]
+    ] == [(8, 0.0), (8, 0.0)]
+    assert "output_sequence_length" not in metrics[2]  # the refused request
+    assert [(m.finish_reason, m.output_cap) for m in imported.measurements] == [(None, None)] * 3
+
+
+def test_the_report_counts_no_truncation_it_cannot_know(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / "aiperf", Path("aiperf"))
+    report = imported_report("aiperf", [RECORDS, SUMMARY], {"c1": f"[{{file: {RECORDS}}}]"})
+    (row,) = report.rows
+    assert (row.ok, row.truncated, row.truncation_known) == (2, None, 0)
+    assert not report.shows_truncation
+    assert dict(report.refused)["truncation"] == "finish_reason"
 
 
 def test_without_its_summary_the_version_and_load_stay_absent():

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+from html import unescape
+from pathlib import Path
 
 import pytest
 
 from sitegen.importers import guidellm
 from sitegen.importers.base import SourceFile
-from tests.importers.sources import as_file, fixture, fixture_json, problem
+from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.i18n import Catalog, load_strings
+from sitegen.project import packaged_theme
+from tests.importers.sources import as_file, fixture, fixture_json, imported_report, problem
 
 REPORT = "guidellm/benchmarks.json.gz"
 
@@ -144,3 +151,100 @@ def test_a_file_that_is_not_a_report_is_refused():
     assert "b.json: expected a JSON object, got a list" in problem(
         lambda: guidellm.parse(SourceFile("b.json", b"[1, 2]"))
     )
+
+
+def _body(report, benchmark: int, position: int) -> dict:
+    """The body of ``benchmarks[i].requests.successful[k]``, inside ``request_args`` (JSON
+    text, as GuideLLM stores it); ``_with_body`` writes one back."""
+    request = report["benchmarks"][benchmark]["requests"]["successful"][position]
+    return json.loads(request["request_args"])["body"]
+
+
+def _with_body(report, benchmark: int, position: int, body: dict) -> None:
+    request = report["benchmarks"][benchmark]["requests"]["successful"][position]
+    args = json.loads(request["request_args"])
+    request["request_args"] = json.dumps(args | {"body": body})
+
+
+def test_each_request_s_cap_is_its_body_s_and_no_finish_reason_is_kept(imported):
+    # Every successful request's request_args.body holds "max_completion_tokens": 8 (and
+    # "ignore_eos": true); the refused requests' request_args are null. GuideLLM keeps no
+    # finish reason anywhere in the report.
+    raw = fixture(REPORT).data.decode()
+    assert raw.count('\\"max_completion_tokens\\":8,') == 4 and "finish_reason" not in raw
+    assert [(m.output_cap, m.finish_reason) for m in imported.measurements] == [
+        (8, None),
+        (8, None),
+        (None, None),
+    ] * 2
+
+
+@pytest.mark.parametrize(
+    ("caps", "expected"),
+    [
+        ({"max_tokens": 16}, 16),  # /v1/completions
+        ({"max_output_tokens": 32}, 32),  # /v1/responses
+        ({"max_tokens": 8, "max_completion_tokens": 8}, 8),
+        ({"max_tokens": 16, "max_completion_tokens": 8}, None),  # which one applied is unknown
+        ({}, None),
+    ],
+)
+def test_the_cap_is_read_under_each_api_s_name_and_never_chosen_between_two(caps, expected):
+    report = fixture_json(REPORT)
+    body = _body(report, 0, 0)
+    body.pop("max_completion_tokens")
+    _with_body(report, 0, 0, body | caps)
+    first = guidellm.parse(as_file("b.json", report)).measurements[0]
+    assert (first.output_cap, first.finish_reason) == (expected, None)
+
+
+def test_a_cap_that_is_not_a_positive_count_is_refused():
+    report = fixture_json(REPORT)
+    _with_body(report, 0, 1, _body(report, 0, 1) | {"max_completion_tokens": 0})
+    assert (
+        "b.json benchmarks[0].requests.successful[1] → request_args.body.max_completion_tokens: "
+        "expected a count ≥ 1, got 0"
+    ) in problem(lambda: guidellm.parse(as_file("b.json", report)))
+
+
+def _render(report, lang: str) -> tuple[str, str]:
+    catalog = Catalog(lang, load_strings(packaged_theme()))
+    env = html_environment(str(packaged_theme() / "partials"))
+    html = str(Directives(env, catalog, None, [], imported=report).imported_report())
+    return html, unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
+
+
+BENCHMARKS = {
+    "c1": "[{file: b.json, group: 'benchmarks[0]'}]",
+    "c2": "[{file: b.json, group: 'benchmarks[1]'}]",
+}
+
+
+def test_requests_that_reached_their_stated_cap_are_counted_on_the_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = fixture_json(REPORT)
+    # A copy whose benchmarks[0].requests.successful[1] was sent with a cap of 16: its 8
+    # output tokens stopped before the cap.
+    _with_body(report, 0, 1, _body(report, 0, 1) | {"max_completion_tokens": 16})
+    Path("b.json").write_text(json.dumps(report))
+    imported = imported_report("guidellm", ["b.json"], BENCHMARKS)
+    # Of each benchmark's two successful requests (the refused one states no cap): c1 one
+    # at its cap of 8 and one under its cap of 16; c2 both at their cap of 8.
+    assert [(r.condition_id, r.truncated, r.truncation_known) for r in imported.rows] == [
+        ("c1", 1, 2),
+        ("c2", 2, 2),
+    ]
+    assert imported.shows_truncation and "truncation" not in dict(imported.refused)
+    html, text = _render(imported, "en")
+    assert 'data-truncated="1"' in html and 'data-truncated="2"' in html
+    assert "1 of 2" in text and "2 of 2" in text and "Stopped at the output cap" in text
+    _, text = _render(imported, "ja")
+    assert "2 件中 1 件" in text and "出力上限で終了" in text
+
+
+def test_the_real_report_s_requests_all_stopped_at_their_cap(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("b.json").write_bytes(fixture(REPORT).data)
+    imported = imported_report("guidellm", ["b.json"], BENCHMARKS)
+    # Each of the four answers is 8 tokens long, its request's max_completion_tokens.
+    assert [(r.truncated, r.truncation_known) for r in imported.rows] == [(2, 2), (2, 2)]

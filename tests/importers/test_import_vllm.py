@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from sitegen.importers import vllm
-from tests.importers.sources import as_file, fixture, fixture_json, problem
+from tests.importers.sources import (
+    FIXTURES,
+    as_file,
+    fixture,
+    fixture_json,
+    imported_report,
+    problem,
+)
 
 RESULT = "vllm/vllm-serve.json"
 
@@ -48,6 +58,25 @@ def test_a_failed_request_keeps_vllm_s_error_but_not_its_placeholder_zeros(impor
     assert (failed.ttft_s, failed.e2e_s, failed.output_tokens, failed.output_text) == (None,) * 4
     assert failed.inter_chunk_latencies_s is None
     assert failed.prompt_tokens == 1503  # the prompt's length is known without a response
+
+
+def test_the_file_keeps_no_finish_reason_and_no_output_cap(imported):
+    # vllm-serve.json holds output_lens [8, 8, 0], the tokens generated, and no key for why
+    # a request stopped or for the max_tokens it was sent with (--custom-output-len 8).
+    result = fixture_json(RESULT)
+    assert result["output_lens"] == [8, 8, 0]
+    assert not [key for key in result if "finish" in key or "max_tokens" in key]
+    assert [(m.finish_reason, m.output_cap) for m in imported.measurements] == [(None, None)] * 3
+
+
+def test_the_report_counts_no_truncation_it_cannot_know(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(FIXTURES / RESULT, Path("r.json"))
+    report = imported_report("vllm", ["r.json"], {"c1": "[{file: r.json}]"})
+    (row,) = report.rows
+    assert (row.truncated, row.truncation_known) == (None, 0)  # never 0 of 2: not known
+    assert not report.shows_truncation
+    assert dict(report.refused)["truncation"] == "finish_reason"
 
 
 def test_zero_timings_without_error_text_are_a_failure():
