@@ -35,12 +35,11 @@ from sitegen.publish.inputs import unchanged_build
 from sitegen.publish.marker import BuildMarker
 from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
-from sitegen.records.campaign import Campaign, read_campaigns
-from sitegen.records.imported import ImportedCampaign, read_imported_campaigns
+from sitegen.records.campaign import AnyCampaign, read_campaigns
 from sitegen.records.layout import MANIFEST_FILE
 from sitegen.records.left_out import LeftOut, left_out_campaigns
 from sitegen.records.table import release_freed_memory
-from sitegen.redact import Redactor, redact_campaign
+from sitegen.redact import Redactor, redact
 from sitegen.signing import (
     Signer,
     fingerprint,
@@ -56,11 +55,11 @@ from sitegen.statistics.comparison import (
     make_comparison,
     resolve_campaigns,
 )
-from sitegen.statistics.imported import ImportedReport, make_imported_report
-from sitegen.statistics.report import Report, make_report
+from sitegen.statistics.imported import ImportedReport
+from sitegen.statistics.report import Report
+from sitegen.statistics.summarize import summarize
 from sitegen.validation import check_project, validate_campaigns
-from sitegen.validation.figure_checks import imported_figure_issues, left_out_figure_issues
-from sitegen.validation.plausibility import campaign_issues as plausibility_issues
+from sitegen.validation.figure_checks import left_out_figure_issues
 from sitegen.yaml_text import load_yaml
 
 COMPARISONS_DIR = "content/comparisons"
@@ -150,20 +149,18 @@ def render_site(
     (C-SIGNED)."""
     require_project(project_dir)
     key = project_key(project_dir)
+    # Read: measured and imported campaigns alike, each verified against its manifest.
     campaigns, issues = read_campaigns(data_dir, skip)
-    campaigns = [c for c in campaigns if c.annotations.publish]
     left_out, left_out_issues = left_out_campaigns(data_dir, skip)
     issues += left_out_issues + left_out_figure_issues(left_out)
-    imported_campaigns, imported_issues = read_imported_campaigns(data_dir, skip)
-    issues += imported_issues + imported_figure_issues(imported_campaigns)
-    issues += plausibility_issues(imported_campaigns)
-    issues += report_address_collisions(campaigns, imported_campaigns)
+    issues += report_address_collisions(campaigns)
     if key is not None:
-        for directory in [c.directory for c in campaigns + imported_campaigns]:
-            issues += signature_issues(directory / MANIFEST_FILE, key)
+        for campaign in campaigns:
+            issues += signature_issues(campaign.directory / MANIFEST_FILE, key)
+    # Validate: every campaign by the checks of its kind, then the project's own files.
     issues += validate_campaigns(campaigns)
     issues += check_project(project_dir)
-    if not campaigns and not imported_campaigns and not issues:
+    if not campaigns and not issues:
         issues.append(
             Issue(
                 str(data_dir),
@@ -174,16 +171,20 @@ def render_site(
     if issues:
         raise DataError(issues)
     settings = read_site_settings(project_dir)
-    # Once, before anything is computed: every page and download sees only labels.
+    # Redact, once, before anything is computed: every page and download sees only labels.
     redactor = Redactor(settings.redact)
-    campaigns = [redact_campaign(campaign, redactor) for campaign in campaigns]
+    campaigns = [redact(campaign, redactor) for campaign in campaigns]
     catalogs = load_catalogs(project_dir, settings.title)
+    # Summarize: each campaign's statistics, computed before any page is rendered.
+    summaries = [summarize(campaign) for campaign in campaigns]
+    imported = [s for s in summaries if s.campaign.imported]
     reports = [
         replace(
-            make_report(campaign),
-            left_out=tuple(e for e in left_out if e.plan_name == campaign.plan.name),
+            report,
+            left_out=tuple(e for e in left_out if e.plan_name == report.campaign.plan.name),
         )
-        for campaign in campaigns
+        for report in summaries
+        if not report.campaign.imported
     ]
     if key is not None:
         reports = [
@@ -194,7 +195,6 @@ def render_site(
             )
             for report in reports
         ]
-    imported = [make_imported_report(campaign) for campaign in imported_campaigns]
     if sum(len(c) for c in campaigns) >= COLLECT_FROM_RECORDS:
         # Computing the statistics leaves garbage, some of it in reference cycles: freed
         # and given back before the pages are rendered (some 200 MB at 400,000 records).
@@ -210,7 +210,6 @@ def render_site(
         Path(scratch.name),
         comparisons,
         imported,
-        redactor.scrub_known,
         signer,
     )
     return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported, tuple(left_out))
@@ -246,16 +245,14 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def report_address_collisions(
-    campaigns: list[Campaign], imported: list[ImportedCampaign] = ()
-) -> list[Issue]:
+def report_address_collisions(campaigns: list[AnyCampaign]) -> list[Issue]:
     """Two published campaigns of plans with the same name would share one report address
     (``reports/<plan name>/``), as would an imported campaign named like a plan: one
     issue naming both for each such pair."""
-    first_by_name: dict[str, Campaign | ImportedCampaign] = {}
+    first_by_name: dict[str, AnyCampaign] = {}
     issues = []
-    named = [(c.plan.name, c) for c in campaigns] + [(c.slug, c) for c in imported]
-    for name, campaign in named:
+    for campaign in campaigns:
+        name = campaign.report_name
         earlier = first_by_name.setdefault(name, campaign)
         if earlier is not campaign:
             issues.append(
@@ -394,9 +391,10 @@ def latest_record_time(
 ) -> tuple[int, str]:
     """Start of the latest record as Unix seconds and as its UTC date (the default label);
     an imported campaign counts by when it was imported (its sources' times may be absent)."""
-    starts = chain(
-        (start for report in reports if (start := report.campaign.latest_start) is not None),
-        (datetime.fromisoformat(r.registration.imported_at) for r in imported),
+    starts = (
+        start
+        for report in chain(reports, imported)
+        if (start := report.campaign.latest_time) is not None
     )
     latest = max(starts, default=datetime.fromtimestamp(0, UTC))
     return int(latest.timestamp()), latest.astimezone(UTC).date().isoformat()

@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from functools import cached_property
 from typing import Annotated, Any
 
@@ -29,7 +30,8 @@ from sitegen.author_fields import ENV_NAME, HOST_NAME, AuthorStr
 from sitegen.errors import DataError, Issue
 from sitegen.models import StrictModel
 from sitegen.plan.models import Plan
-from sitegen.records.campaign import Campaign, RecordTexts
+from sitegen.records.campaign import AnyCampaign, Campaign, RecordTexts
+from sitegen.records.imported import ImportedCampaign
 from sitegen.records.models import Provenance, TrialRecord
 
 HASH_DIGITS = 6
@@ -346,7 +348,7 @@ class RedactedCampaign(Campaign):
 
 def redact_campaign(campaign: Campaign, redactor: Redactor) -> RedactedCampaign:
     """``campaign`` as published; the campaign read from ``data/`` is not changed."""
-    fields = {name: getattr(campaign, name) for name in campaign.__dataclass_fields__}
+    fields = {f.name: getattr(campaign, f.name) for f in dataclass_fields(campaign)}
     table = campaign.table.with_provenances(redactor.provenance)
     rows = table.rows.copy(deep=False)
     reasons = rows["failure_reason"]
@@ -360,3 +362,52 @@ def redact_campaign(campaign: Campaign, redactor: Redactor) -> RedactedCampaign:
     return RedactedCampaign(
         **fields, redactor=redactor, measured_provenances=campaign.table.provenances
     )
+
+
+def redact_imported(campaign: ImportedCampaign, redactor: Redactor) -> ImportedCampaign:
+    """An imported campaign as published: what its sources state about the run (the
+    server's address, a model path, other stated facts) and every text of its records
+    (errors, request bodies, prompts and answers: another tool's files, read as free text)
+    relabelled; the campaign read from ``data/`` is not changed."""
+    registration = campaign.registration
+    sources = [
+        source.model_copy(
+            update={
+                "target": source.target and redactor.scrub(source.target),
+                "model": source.model and redactor.scrub(source.model),
+                "backend": source.backend and redactor.scrub(source.backend),
+                "stated": {k: redactor.scrub(v) for k, v in source.stated.items()},
+            }
+        )
+        for source in registration.sources
+    ]
+    records = [
+        record.model_copy(
+            update={
+                "measurement": record.measurement.model_copy(
+                    update={
+                        name: redactor.scrub(text)
+                        for name in IMPORTED_TEXTS
+                        if (text := getattr(record.measurement, name))
+                    }
+                )
+            }
+        )
+        for record in campaign.records
+    ]
+    return replace(
+        campaign,
+        registration=registration.model_copy(update={"sources": sources}),
+        records=records,
+    )
+
+
+IMPORTED_TEXTS = ("error", "output_text", "prompt_text", "request_body")
+"""The free texts of an imported measurement."""
+
+
+def redact(campaign: AnyCampaign, redactor: Redactor) -> AnyCampaign:
+    """``campaign`` as published, measured or imported."""
+    if campaign.imported:
+        return redact_imported(campaign, redactor)
+    return redact_campaign(campaign, redactor)

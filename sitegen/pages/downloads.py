@@ -347,15 +347,7 @@ def make_downloads(
             release_freed_memory()
             files.append(DownloadFile.from_file(path.name, kind, table, path))
         del frame  # let go before the next table is made
-    sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
-    files.append(DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums))
-    if signer is not None:
-        # Dated by the report's latest record, not the clock: the same data makes the same
-        # bytes, and a version that changes nothing of this report re-stores none of it.
-        latest = campaign.latest_start or datetime.fromtimestamp(0, UTC)
-        signature = signer.signature(sums, signed_at=latest)
-        files.append(DownloadFile.from_bytes("SHA256SUMS.sig", "sig", "signature", signature))
-    return files
+    return files + checksums(files, signer, campaign.latest_start)
 
 
 def table_downloads(tables: Iterable[tuple[str, pd.DataFrame]]) -> list[DownloadFile]:
@@ -371,10 +363,19 @@ def table_downloads(tables: Iterable[tuple[str, pd.DataFrame]]) -> list[Download
     return files
 
 
-def checksums(files: Iterable[DownloadFile]) -> DownloadFile:
-    """``SHA256SUMS`` of ``files`` (``sha256sum -c`` reads it)."""
+def checksums(
+    files: Iterable[DownloadFile], signer: Signer | None = None, data_time: datetime | None = None
+) -> list[DownloadFile]:
+    """``SHA256SUMS`` of ``files`` (``sha256sum -c`` reads it) and, with a ``signer``, its
+    signature ``SHA256SUMS.sig``, dated by the report's data (``data_time``), not the clock:
+    the same data makes the same bytes, and a version that changes nothing of this report
+    re-stores none of it."""
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files).encode("ascii")
-    return DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums)
+    signed = [DownloadFile.from_bytes("SHA256SUMS", "sums", "checksums", sums)]
+    if signer is not None:
+        signature = signer.signature(sums, signed_at=data_time or datetime.fromtimestamp(0, UTC))
+        signed.append(DownloadFile.from_bytes("SHA256SUMS.sig", "sig", "signature", signature))
+    return signed
 
 
 def write_answer_shards(report: Report, scratch: Path) -> list[Path]:

@@ -29,7 +29,6 @@ from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
 from sitegen.project import content_search_path, packaged_content, packaged_theme
-from sitegen.records.imported import ImportedCampaign
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE
 from sitegen.records.table import release_freed_memory
 from sitegen.signing import PUBLIC_KEY_FILE, Signer, project_key, public_key_line
@@ -77,28 +76,24 @@ IMPORTED_TABLES = ("imported_records", "imported_summary", "run_figures", "laten
 
 
 def make_imported_downloads(
-    report: ImportedReport | ImportedCampaign, scrub: Callable[[str], str]
+    report: ImportedReport, signer: Signer | None = None
 ) -> list[DownloadFile]:
-    """An imported campaign's records and registration, as imported, through the site's
-    redaction; with a report, CSV and Parquet of its records table (no texts), figures,
-    run-level figures and latency percentiles (``IMPORTED_TABLES``), and ``SHA256SUMS``.
-    The source files themselves are not published: a tool's file may hold request headers
-    or addresses that only the publisher should see."""
-    campaign = report if isinstance(report, ImportedCampaign) else report.campaign
+    """An imported campaign's records and registration as published (redacted), CSV and
+    Parquet of its records table (no texts), figures, run-level figures and latency
+    percentiles (``IMPORTED_TABLES``), and ``SHA256SUMS`` (signed by ``signer``). The
+    source files themselves are not published: a tool's file may hold request headers or
+    addresses that only the publisher should see."""
+    campaign = report.campaign
+    records = b"".join(record.model_dump_json().encode() + b"\n" for record in campaign.records)
     files = [
+        DownloadFile.from_bytes(RECORDS_FILE, "jsonl", "records", records),
         DownloadFile.from_bytes(
-            name,
-            "jsonl" if name.endswith("jsonl") else "json",
-            table,
-            scrub((campaign.directory / name).read_text(encoding="utf-8")).encode("utf-8"),
-        )
-        for name, table in ((RECORDS_FILE, "records"), (IMPORT_FILE, "import"))
+            IMPORT_FILE, "json", "import", campaign.registration.model_dump_json().encode() + b"\n"
+        ),
     ]
-    if isinstance(report, ImportedCampaign):
-        return files
     frames = (report.frame, report.summary_table(), report.run_table(), report.latency)
     files += table_downloads(zip(IMPORTED_TABLES, frames, strict=True))
-    return [*files, checksums(files)]
+    return files + checksums(files, signer, campaign.latest_time)
 
 
 OVERVIEW_TEMPLATE = "overview.md"
@@ -163,12 +158,11 @@ def render_docs(
     scratch: Path,
     comparisons: list[CrossCampaign] = (),
     imported: list[ImportedReport] = (),
-    scrub: Callable[[str], str] = str,
     signer: Signer | None = None,
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
-    the records are written into ``scratch``. ``scrub``: the redaction of free text that
-    imported files' downloads go through."""
+    the records are written into ``scratch``; ``signer`` signs each report's
+    ``SHA256SUMS``."""
     refuse_symlinks(project_dir / "content")
     sources = load_sources(project_dir / "content")
     content = content_environment(content_search_path(project_dir))
@@ -204,7 +198,7 @@ def render_docs(
     ) as writing:
         report_files = cache(writing.result)
         imported_downloads = {
-            report.slug: make_imported_downloads(report, scrub) for report in imported
+            report.slug: make_imported_downloads(report, signer) for report in imported
         }
         quoted: dict[tuple[str, str], list[Quote]] = {}
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, ClassVar
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sitegen.errors import Issue, pydantic_issues
 from sitegen.plan.models import Plan
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations, read_annotations
+from sitegen.records.imported import ImportedCampaign, read_imported_campaign
 from sitegen.records.layout import (
     CAMPAIGNS_DIR,
     IMPORT_FILE,
@@ -73,6 +74,19 @@ class Campaign:
     """The manifest of the report this campaign was re-imported from (``published.json``):
     its ``plan.json`` is that report's published plan, and ``plan_sha256`` the registered
     plan's hash the manifest states. ``None`` for a campaign as measured."""
+
+    imported: ClassVar[bool] = False
+    """Measured by sitegen (``ImportedCampaign`` is the other kind)."""
+
+    @property
+    def report_name(self) -> str:
+        """Its report's address: ``reports/<plan name>/``."""
+        return self.plan.name
+
+    @property
+    def latest_time(self) -> datetime | None:
+        """Start of its latest record (``latest_start``)."""
+        return self.latest_start
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -192,12 +206,18 @@ class RecordTexts(BaseModel):
     reasoning_text: str | None = None
 
 
+AnyCampaign = Campaign | ImportedCampaign
+"""A campaign a build publishes: measured by sitegen or imported from another tool's files
+(``campaign.imported`` tells which); both have ``campaign_id``, ``report_name``,
+``annotations``, ``directory`` and ``latest_time``."""
+
+
 def read_campaigns(
     data_dir: Path, skip: Collection[str] = ()
-) -> tuple[list[Campaign], list[Issue]]:
-    """Every campaign under ``data_dir/campaigns`` but those named in ``skip`` (directory
-    names; raises ``UsageError`` for a name that is not there), with every problem found
-    reading them."""
+) -> tuple[list[AnyCampaign], list[Issue]]:
+    """Every campaign under ``data_dir/campaigns`` that its annotations publish, measured or
+    imported, in directory order, but those named in ``skip`` (directory names; raises
+    ``UsageError`` for a name that is not there), with every problem found reading them."""
     check_skipped(data_dir, skip)
     directories = campaign_directories(data_dir)
     if not directories:
@@ -218,10 +238,11 @@ def read_campaigns(
                     "data",
                 )
             )
-        elif (directory / IMPORT_FILE).is_file():
-            continue  # an imported campaign (records.imported reads it)
         elif not _published(directory / ANNOTATIONS_FILE):
             continue  # left out by its annotations: its records are not even read
+        elif (directory / IMPORT_FILE).is_file():
+            if (imported := read_imported_campaign(directory, issues)) is not None:
+                campaigns.append(imported)
         elif (campaign := read_campaign(directory, issues)) is not None:
             campaigns.append(campaign)
     return campaigns, issues

@@ -14,8 +14,8 @@ say "not recorded (imported from <tool> <version>)".
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
@@ -28,7 +28,7 @@ from sitegen.plan.models import DispersionSpec
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations, read_annotations
 from sitegen.records.import_declaration import ImportDeclaration, ImportedSpeculative
 from sitegen.records.import_source import ImportedMeasurement, SourceInfo
-from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE, FileDigest, campaign_directories
+from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE, FileDigest
 from sitegen.records.verify import verify_campaign
 
 IMPORT_SCHEMA_VERSION = 1
@@ -146,7 +146,13 @@ def derived_rate(measurement: ImportedMeasurement) -> tuple[float | None, float 
 
 @dataclass(frozen=True)
 class ImportedCampaign:
-    """An imported campaign as a build reads it, verified against its manifest."""
+    """An imported campaign as a build reads it, verified against its manifest: the same
+    interface as a measured ``Campaign`` (``campaign_id``, ``report_name``, ``annotations``,
+    ``imported``, ``latest_time``), so one build reads, validates, redacts and summarizes
+    both."""
+
+    imported: ClassVar[bool] = True
+    """Measured by another tool (C-IMPORTED reads it: every figure names the source)."""
 
     directory: Path
     registration: ImportRegistration
@@ -160,8 +166,21 @@ class ImportedCampaign:
         return campaign_id(self.registration.name, self.import_sha256)
 
     @property
+    def report_name(self) -> str:
+        """Its report's address: ``reports/<name>/``."""
+        return self.registration.name
+
+    @property
     def slug(self) -> str:
         return self.registration.name
+
+    @property
+    def latest_time(self) -> datetime:
+        """When it was imported (its sources' own times may be absent)."""
+        return datetime.fromisoformat(self.registration.imported_at)
+
+    def __len__(self) -> int:
+        return len(self.records)
 
 
 def campaign_id(name: str, import_sha256: str) -> str:
@@ -215,36 +234,18 @@ def read_imported_records(
     return records, digest
 
 
-def imported_directories(data_dir: Path, skip: Collection[str] = ()) -> list[Path]:
-    """The imported campaigns' directories (those with ``import.json``), sorted by name."""
-    return [
-        directory
-        for directory in campaign_directories(data_dir)
-        if directory.name not in skip and (directory / IMPORT_FILE).is_file()
-    ]
-
-
-def read_imported_campaigns(
-    data_dir: Path, skip: Collection[str] = ()
-) -> tuple[list[ImportedCampaign], list[Issue]]:
-    """Every imported campaign that its annotations publish, each verified against its
-    manifest (C-SIGNED), with every problem found."""
-    campaigns, issues = [], []
-    for directory in imported_directories(data_dir, skip):
-        annotations = read_annotations(directory / ANNOTATIONS_FILE, issues)
-        if not annotations.publish:
-            continue
-        try:
-            registration, import_sha256 = read_registration(directory)
-            records, digest = read_imported_records(directory, import_sha256)
-            verify_campaign(directory, already_read={RECORDS_FILE: digest})
-        except DataError as exc:
-            issues.extend(
-                Issue(i.location, i.message, "C-SIGNED" if i.rule == "manifest" else i.rule)
-                for i in exc.issues
-            )
-            continue
-        campaigns.append(
-            ImportedCampaign(directory, registration, import_sha256, records, annotations, digest)
+def read_imported_campaign(directory: Path, issues: list[Issue]) -> ImportedCampaign | None:
+    """The imported campaign in ``directory``, verified against its manifest (C-SIGNED);
+    every problem is appended to ``issues`` (``None`` when it cannot be read whole)."""
+    annotations = read_annotations(directory / ANNOTATIONS_FILE, issues)
+    try:
+        registration, import_sha256 = read_registration(directory)
+        records, digest = read_imported_records(directory, import_sha256)
+        verify_campaign(directory, already_read={RECORDS_FILE: digest})
+    except DataError as exc:
+        issues.extend(
+            Issue(i.location, i.message, "C-SIGNED" if i.rule == "manifest" else i.rule)
+            for i in exc.issues
         )
-    return campaigns, issues
+        return None
+    return ImportedCampaign(directory, registration, import_sha256, records, annotations, digest)

@@ -8,17 +8,18 @@ check over one report's rendered pages; ``check_language_parity`` compares ja an
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.errors import Issue
-from sitegen.records.campaign import Campaign
+from sitegen.records.campaign import AnyCampaign
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import load_rules, registered_checks, violation
 
 # The modules of rule-specific checks register them when imported: here, once, so that
 # whatever imports the validation package finds every check registered.
-from sitegen.validation import checks, figure_checks, host_labels  # noqa: E402, F401  isort: skip
+from sitegen.validation import checks, figure_checks, host_labels, plausibility  # noqa: E402, F401  isort: skip
 
 if TYPE_CHECKING:
     from sitegen.statistics.report import Report
@@ -29,13 +30,15 @@ ISSUES_SHOWN_PER_CHECK = 5
 the rest, so the one real cause stays readable."""
 
 
-def validate_campaigns(campaigns: list[Campaign]) -> list[Issue]:
-    """Every campaign check of every rule."""
+def validate_campaigns(campaigns: Sequence[AnyCampaign]) -> list[Issue]:
+    """Every campaign check of every rule, each campaign by the checks of its kind
+    (measured or imported)."""
     load_rules()
     return [
         issue
         for campaign in campaigns
         for registered in registered_checks("campaign")
+        if registered.imported == campaign.imported
         for issue in capped(registered.function(campaign))
     ]
 

@@ -167,18 +167,14 @@ def _no_figures_in_plan_or_annotations(campaign: Campaign) -> list[Issue]:
     ) + author_figure_issues(campaign.annotations, str(campaign.annotations_path))
 
 
-def imported_figure_issues(campaigns: Iterable[ImportedCampaign]) -> list[Issue]:
-    """C-FIGURE over what an imported campaign declares (``import.json``: the title, the
-    conditions' ids and labels, the names of the device, engine, model and quantization)
-    and over its annotations."""
-    return [
-        issue
-        for campaign in campaigns
-        for issue in author_figure_issues(
-            campaign.registration, str(campaign.directory / IMPORT_FILE)
-        )
-        + author_figure_issues(campaign.annotations, str(campaign.directory / ANNOTATIONS_FILE))
-    ]
+@check("C-FIGURE", "campaign", imported=True)
+def _no_figures_in_declaration_or_annotations(campaign: ImportedCampaign) -> list[Issue]:
+    """What an imported campaign declares (``import.json``: the title, the conditions' ids
+    and labels, the names of the device, engine, model and quantization) and its
+    annotations."""
+    return author_figure_issues(
+        campaign.registration, str(campaign.directory / IMPORT_FILE)
+    ) + author_figure_issues(campaign.annotations, str(campaign.directory / ANNOTATIONS_FILE))
 
 
 def left_out_figure_issues(entries: Iterable[LeftOut]) -> list[Issue]:

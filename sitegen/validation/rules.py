@@ -60,6 +60,10 @@ class Check:
     rule_id: str
     scope: Scope
     function: Callable[..., list[Issue]]
+    imported: bool = False
+    """For the ``campaign`` scope: whether it checks imported campaigns (``True``) or
+    measured ones; a campaign is checked by the checks of its kind
+    (``campaign.imported``)."""
 
     @property
     def name(self) -> str:
@@ -69,13 +73,16 @@ class Check:
 _CHECKS: list[Check] = []
 
 
-def check(rule_id: str, scope: Scope) -> Callable[[Callable[..., list[Issue]]], Any]:
-    """Register a check of ``rule_id``. Signatures by scope: ``campaign(campaign)``,
+def check(
+    rule_id: str, scope: Scope, *, imported: bool = False
+) -> Callable[[Callable[..., list[Issue]]], Any]:
+    """Register a check of ``rule_id``. Signatures by scope: ``campaign(campaign)`` (of
+    imported campaigns where ``imported``, else of measured ones),
     ``project(project_dir)``, ``prose(template, text)``, ``page(path, facts)``, ``report(pages, paths, report)``;
     each returns issues."""
 
     def register(function: Callable[..., list[Issue]]) -> Callable[..., list[Issue]]:
-        _CHECKS.append(Check(rule_id, scope, function))
+        _CHECKS.append(Check(rule_id, scope, function, imported))
         return function
 
     return register

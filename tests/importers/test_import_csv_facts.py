@@ -20,8 +20,8 @@ from sitegen.importers.declaration import assign_conditions, load_declaration
 from sitegen.pages.directives import Directives, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.project import packaged_theme
+from sitegen.records.campaign import read_campaigns
 from sitegen.records.import_declaration import SourceGroup
-from sitegen.records.imported import read_imported_campaigns
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.statistics.imported import ImportedReport, make_imported_report
 from sitegen.statistics.overview import imported_rows
@@ -94,7 +94,7 @@ def _import(workdir: Path, table: str, declared: str, name: str = "bench") -> Im
     (workdir / "d.yaml").write_text(declared)
     argv = ["import", "csv", "bench.csv", "--declare", "d.yaml", "--campaign", name]
     assert main(argv) == 0
-    campaigns, issues = read_imported_campaigns(workdir / "data")
+    campaigns, issues = read_campaigns(workdir / "data")
     assert issues == []
     (campaign,) = [c for c in campaigns if c.slug == name]
     return make_imported_report(campaign)

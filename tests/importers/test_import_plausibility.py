@@ -364,8 +364,8 @@ def test_sitegen_import_refuses_an_implausible_file_and_writes_nothing(tmp_path,
 
 
 def test_a_build_rechecks_imported_records(tmp_path, monkeypatch):
-    from sitegen.validation import plausibility
-    from sitegen.records.imported import read_imported_campaigns
+    from sitegen.records.campaign import read_campaigns
+    from sitegen.validation import plausibility, validate_campaigns
 
     shutil.copy(FIXTURES / "vllm" / "vllm-serve.json", tmp_path / "vllm-serve.json")
     decl = tmp_path / "decl.yaml"
@@ -378,11 +378,11 @@ def test_a_build_rechecks_imported_records(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     import_campaign("vllm", [Path("vllm-serve.json")], decl, "run", tmp_path / "data", "test")
-    campaigns, issues = read_imported_campaigns(tmp_path / "data")
-    assert issues == [] and plausibility.campaign_issues(campaigns) == []
+    campaigns, issues = read_campaigns(tmp_path / "data")
+    assert issues == [] and validate_campaigns(campaigns) == []
     # Bounds tightened after the import: the same records are refused at the build.
     tight = plausibility.Bounds(output_tps=1.0, prompt_tps=1.0, tokens=10)
     monkeypatch.setattr(plausibility, "BOUNDS", dict.fromkeys(("cpu", "gpu", "default"), tight))
-    found = plausibility.campaign_issues(campaigns)
+    found = validate_campaigns(campaigns)
     assert found and found[0].rule == "C-BOUNDS"
     assert "vllm-serve.json index 0 → " in found[0].location

@@ -1,7 +1,8 @@
 """The imported page is at least as informative as the tool's own report: the tool's
 run-level figures (as it states them) beside sitegen's per-request rate, percentiles of
 TTFT, TPOT, ITL and end-to-end time, the measured reports' charts, and CSV and Parquet
-downloads with SHA256SUMS. Imports the real fixtures and renders the page alone: fast."""
+downloads with SHA256SUMS, signed. Imported campaigns go through the build's one read →
+validate → redact → summarize. Imports the real fixtures and renders the page alone: fast."""
 
 from __future__ import annotations
 
@@ -16,15 +17,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sitegen.cli import main
 from sitegen.pages.directives import Directives, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.pages.render import check_rendered, imported_page, make_imported_downloads
 from sitegen.project import packaged_theme
-from sitegen.records.imported import read_imported_campaigns
+from sitegen.records.campaign import read_campaigns
+from sitegen.redact import Redactor, RedactPolicy, redact
+from sitegen.signing import Signer, signature_problem
 from sitegen.statistics.imported import ImportedReport, make_imported_report
-from sitegen.validation import check_page
+from sitegen.statistics.summarize import summarize
+from sitegen.validation import check_page, validate_campaigns
 from sitegen.validation.page_facts import read_page
 from tests.importers.sources import FIXTURES
 
@@ -49,7 +54,7 @@ def _import(workdir: Path, fmt: str, files: list[str], conditions: str, name: st
     )
     argv = ["import", fmt, *files, "--declare", f"{name}.yaml", "--campaign", name]
     assert main(argv) == 0
-    campaigns, issues = read_imported_campaigns(workdir / "data")
+    campaigns, issues = read_campaigns(workdir / "data")
     assert issues == []
     (campaign,) = [c for c in campaigns if c.slug == name]
     return make_imported_report(campaign)
@@ -78,7 +83,7 @@ def guidellm_report(workdir: Path) -> ImportedReport:
 def _render(report: ImportedReport, lang: str) -> tuple[str, str]:
     catalog = Catalog(lang, load_strings(packaged_theme()))
     env = html_environment(str(packaged_theme() / "partials"))
-    files = make_imported_downloads(report, str)
+    files = make_imported_downloads(report)
     html = str(Directives(env, catalog, None, [], files, imported=report).imported_report())
     return html, unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
 
@@ -170,7 +175,7 @@ def test_the_charts_of_measured_reports_are_drawn_from_the_imported_records(guid
 
 
 def test_downloads_are_csv_and_parquet_with_checksums_and_parse(guidellm_report):
-    files = {f.name: f for f in make_imported_downloads(guidellm_report, str)}
+    files = {f.name: f for f in make_imported_downloads(guidellm_report)}
     for table in ("imported_records", "imported_summary", "run_figures", "latency_percentiles"):
         csv = pd.read_csv(io.BytesIO(files[f"{table}.csv"].read_bytes()), encoding="utf-8-sig")
         parquet = pd.read_parquet(io.BytesIO(files[f"{table}.parquet"].read_bytes()))
@@ -195,3 +200,34 @@ def test_both_language_pages_pass_the_build_s_page_checks(guidellm_report):
         for lang in ("ja", "en")
     }
     assert check_rendered(docs, [], [], [guidellm_report]) == []
+
+
+def test_measured_and_imported_campaigns_are_read_validated_and_redacted_as_one(
+    workdir: Path, guidellm_report: ImportedReport
+):
+    campaigns, issues = read_campaigns(workdir / "data")
+    assert issues == [] and [c.imported for c in campaigns] == [True]
+    assert validate_campaigns(campaigns) == []
+    (published,) = [redact(c, Redactor(RedactPolicy())) for c in campaigns]
+    # GuideLLM states the server's address: published as a label, as a measured one's is.
+    assert {s.target for s in campaigns[0].registration.sources} == {"http://127.0.0.1:38989"}
+    (target,) = {s.target for s in published.registration.sources}
+    assert target.startswith("http://localhost:port-") and "38989" not in target
+    report = summarize(published)
+    assert report.campaign is published and report.rows == guidellm_report.rows
+    downloads = make_imported_downloads(report)
+    assert all(b"38989" not in f.content for f in downloads)
+    # The data in data/ keeps what the tool wrote.
+    assert b"38989" in (campaigns[0].directory / "import.json").read_bytes()
+
+
+def test_an_imported_reports_checksums_are_signed(guidellm_report: ImportedReport, tmp_path):
+    signer = Signer(Ed25519PrivateKey.generate(), tmp_path / "key.pem")
+    files = {f.name: f for f in make_imported_downloads(guidellm_report, signer)}
+    sums, signature = files["SHA256SUMS"].content, files["SHA256SUMS.sig"].content
+    assert signature_problem(sums, signature, signer.public_key, "SHA256SUMS.sig") is None
+    listed = {line.split("  ")[1] for line in sums.decode().splitlines()}
+    assert listed == set(files) - {"SHA256SUMS", "SHA256SUMS.sig"}
+    assert "changed after it was signed" in signature_problem(
+        sums + b"x", signature, signer.public_key, "SHA256SUMS.sig"
+    )

@@ -48,9 +48,9 @@ from sitegen.validation import check_project
 from sitegen.validation.figure_checks import (
     author_figure_issues,
     author_roots,
-    imported_figure_issues,
 )
 from sitegen.validation.host_labels import hardware_named
+from sitegen.validation.rules import registered_checks
 from tests.importers.test_import_declaration import DECLARATION
 from tests.sitefixtures import PROJECT, copy_project
 
@@ -382,7 +382,10 @@ def test_a_build_refuses_a_figure_an_imported_campaign_declared(tmp_path):
         registration=registration.model_copy(update={"declaration": declared}),
         annotations=Annotations(),
     )
-    assert [i.location for i in imported_figure_issues([campaign])] == [
+    (declared_figures,) = [
+        c.function for c in registered_checks("campaign") if c.imported and c.rule_id == "C-FIGURE"
+    ]
+    assert [i.location for i in declared_figures(campaign)] == [
         f"{tmp_path / 'imported' / 'import.json'} → declaration.title.ja",
         f"{tmp_path / 'imported' / 'import.json'} → declaration.title.en",
     ]

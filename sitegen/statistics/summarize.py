@@ -1,0 +1,17 @@
+"""The summarize stage: one campaign's statistics, measured or imported."""
+
+from __future__ import annotations
+
+from sitegen.records.campaign import AnyCampaign
+from sitegen.statistics.imported import ImportedReport, make_imported_report
+from sitegen.statistics.report import Report, make_report
+
+AnyReport = Report | ImportedReport
+"""A campaign's statistics, of either kind (``report.campaign.imported`` tells which)."""
+
+
+def summarize(campaign: AnyCampaign) -> AnyReport:
+    """The statistics of ``campaign`` (redacted: the build summarizes what it publishes)."""
+    if campaign.imported:
+        return make_imported_report(campaign)
+    return make_report(campaign)
