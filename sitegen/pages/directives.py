@@ -332,7 +332,7 @@ class Directives:
         return self._render(
             "comparison.html",
             comparison=comparison,
-            titles={r.slug: r.plan.title[self.catalog.lang] for r in comparison.reports},
+            titles=comparison.campaign_names(self.catalog.lang),
             reports={r.slug: r for r in comparison.reports},
             extras=_comparison_extras(comparison),
         )

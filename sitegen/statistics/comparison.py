@@ -97,6 +97,11 @@ class CrossRow:
         """At least one campaign's ratio to the first is shown."""
         return any(ratio is not None for ratio in self.ratios[1:])
 
+    @property
+    def unrecorded_by(self) -> list[str]:
+        """Campaigns (slug) whose records leave one of ``unrecorded`` unrecorded."""
+        return [cell.slug for cell in self.cells if cell.setup.unrecorded & set(self.unrecorded)]
+
 
 def _input_keys(report: Report) -> dict[tuple[str, str], str]:
     """(condition, input id) → the SHA-256 of the prompt texts its usable records sent
@@ -216,6 +221,9 @@ class SideBySide:
     imported_from: str | None
     """The tool an imported campaign comes from (``GuideLLM 0.8.1``); ``None``: measured."""
     condition_id: str
+    condition_label: dict[str, str]
+    """What the campaign calls the condition, per language (``Report.condition_labels``,
+    an imported campaign's declared label)."""
     input_id: str
     median: float | None
     n: int
@@ -248,6 +256,7 @@ class CrossCampaign:
                         report.title,
                         report.tool_label,
                         row.condition_id,
+                        report.condition_labels[row.condition_id],
                         row.measure or row.input_id,
                         row.figures["gen_tps"].median,
                         row.figures["gen_tps"].n,
@@ -261,6 +270,7 @@ class CrossCampaign:
                         dict(report.plan.title),
                         None,
                         row["condition_id"],
+                        report.condition_labels[row["condition_id"]],
                         row["input_id"],
                         present(row["gen_tps_median"]),
                         int(row["n"]),
@@ -268,6 +278,42 @@ class CrossCampaign:
                     for row in report.summary_records
                 ]
         return cells
+
+    def campaign_names(self, lang: str) -> dict[str, str]:
+        """What the page calls each campaign (slug → name), measured ones first, in the
+        declaration's order: its title in ``lang``; a title several of them share is
+        followed by the campaign's place in that order, ``(2)``, never by its id."""
+        titles = {r.slug: r.plan.title[lang] for r in self.reports}
+        titles |= {r.slug: r.title[lang] for r in self.imported}
+        shared = list(titles.values())
+        return {
+            slug: f"{title} ({place})" if shared.count(title) > 1 else title
+            for place, (slug, title) in enumerate(titles.items(), start=1)
+        }
+
+    def condition_label(self, slug: str, condition_id: str, lang: str) -> str:
+        """What campaign ``slug`` calls ``condition_id`` in ``lang``: the plan's (or the
+        import declaration's) label, else a description of its settings
+        (``plan.labels``), never its id."""
+        reports = [*self.reports, *self.imported]
+        report = next(r for r in reports if r.slug == slug)
+        return report.condition_labels[condition_id][lang]
+
+    def factor_not_shown(self, row: CrossRow) -> list[str]:
+        """Campaigns (slug) of ``row`` after the first that are not shown to differ from it
+        in the declared factor: equal in it, or it is not recorded on both sides (empty
+        without a factor)."""
+        factor = self.spec.factor
+        if factor is None:
+            return []
+        first = row.cells[0].setup
+        return [
+            cell.slug
+            for cell in row.cells[1:]
+            if factor in first.unrecorded
+            or factor in cell.setup.unrecorded
+            or cell.setup.keys[factor] == first.keys[factor]
+        ]
 
     @property
     def warnings(self) -> list[str]:
