@@ -254,9 +254,11 @@ def reregister(earlier: str, directory: Path, plan: Plan) -> None:
 
 
 def copy_project(target: Path) -> Path:
-    """A copy of the demo project (what a project holds: ``mkdocs.yml`` and ``content/``;
-    the theme and pages are sitegen's packaged ones), to add things to or break."""
+    """A copy of the demo project (what a project holds: ``mkdocs.yml``, ``content/`` and
+    ``theme/``, its logo and labels; the templates and pages are sitegen's packaged ones),
+    to add things to or break."""
     shutil.copytree(PROJECT / "content", target / "content")
+    shutil.copytree(PROJECT / "theme", target / "theme")
     shutil.copy(PROJECT / "mkdocs.yml", target / "mkdocs.yml")
     return target
 

@@ -75,7 +75,7 @@ def test_a_build_without_a_project_says_how_to_make_one(tmp_path, data, capsys):
 
 def test_branding_reaches_the_mkdocs_config(tmp_path, data):
     project = copy_project(tmp_path / "project")
-    (project / "theme" / "assets").mkdir(parents=True)
+    (project / "theme" / "assets").mkdir(parents=True, exist_ok=True)
     (project / "theme" / "assets" / "logo.svg").write_text("<svg/>")
     settings = {
         "title": TITLE,
@@ -133,7 +133,7 @@ def test_a_title_with_a_figure_is_refused(tmp_path, data):
 
 def test_project_files_replace_and_add_but_never_shadow_sitegen_assets(tmp_path):
     project = copy_project(tmp_path / "project")
-    (project / "theme" / "i18n").mkdir(parents=True)
+    (project / "theme" / "i18n").mkdir(parents=True, exist_ok=True)
     (project / "theme" / "i18n" / "en.yml").write_text('site.name: "Our benchmarks"\n')
     catalogs = load_catalogs(project)
     assert catalogs["en"].t("site.name") == "Our benchmarks"

@@ -119,6 +119,7 @@ def site_with_url(tmp_path_factory) -> Served:
     config["site_url"] = f"https://sitegen.example.org/{SITE_URL_PATH}"
     (project / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True))
     os.symlink(PROJECT / "content", project / "content")
+    os.symlink(PROJECT / "theme", project / "theme")
     built = _build(root, project)
     served = root / "served"
     (served / SITE_URL_PATH).parent.mkdir(parents=True)

@@ -457,7 +457,7 @@ def test_missing_translation_and_figure_parity(tmp_path):
     )
     project = copy_project(tmp_path / "project")
     en = project / "theme" / "i18n" / "en.yml"
-    en.parent.mkdir(parents=True)
+    en.parent.mkdir(parents=True, exist_ok=True)
     en.write_text('page.speed: " "\npage.sped: "Speed"\n')
     with pytest.raises(DataError) as caught:
         render_site(tmp_path / "data", project)

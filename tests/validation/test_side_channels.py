@@ -479,7 +479,7 @@ def test_an_svg_logo_in_disguise_is_refused(project, name, data, named):
 
 def test_a_logo_that_only_draws_and_a_raster_logo_pass(project):
     assets = project / "theme" / "assets"
-    assets.mkdir(parents=True)
+    assets.mkdir(parents=True, exist_ok=True)
     drawing = (
         "<title>Example</title><defs><linearGradient id='g'/><path id='p' d='M0 0h9'/></defs>"
         "<rect width='9' height='9' fill='url(#g)' style='stroke:url(#g)'/><use href='#p'/>"
