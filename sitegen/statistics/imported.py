@@ -166,6 +166,9 @@ class RunRow:
     records' times give it."""
     gen_tps: Figure
     """sitegen's per-request generation rate over the same requests (median, range, n)."""
+    concurrency: int | None = None
+    """Requests the tool kept in flight, as it states it (``None``: it does not, or its
+    requests state different ones)."""
 
 
 @dataclass(frozen=True)
@@ -404,9 +407,10 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
         declaration = registration.declaration
         if declaration.model_of(row.condition_id) != declaration.model_of(baseline):
             differing += ("model",)
-        if speculative[row.condition_id] == speculative[baseline]:
-            # Same declared factor on both sides: they differ in something undeclared.
-            differing += ("group",)
+        if not differing and speculative[row.condition_id] == speculative[baseline]:
+            # Same declared factor and nothing the files state differs: they differ in
+            # something undeclared (where the load differs, that says it).
+            differing = ("group",)
         metric = next(
             (m for m in RATE_METRICS if row.figures[m].present and base.figures[m].present), None
         )
@@ -490,7 +494,11 @@ def _run_rows(campaign: ImportedCampaign, frame: pd.DataFrame) -> list[RunRow]:
         }
         if source.format == "llama-bench":  # no requests, no run window: none of these
             continue
-        rows.append(RunRow(condition, file, group, figures, window, _figure(ok["gen_tps"])))
+        stated_concurrency = part["concurrency"].dropna().unique()
+        concurrency = int(stated_concurrency[0]) if len(stated_concurrency) == 1 else None
+        rows.append(
+            RunRow(condition, file, group, figures, window, _figure(ok["gen_tps"]), concurrency)
+        )
     return rows
 
 

@@ -231,3 +231,26 @@ def test_an_imported_reports_checksums_are_signed(guidellm_report: ImportedRepor
     assert "changed after it was signed" in signature_problem(
         sums + b"x", signature, signer.public_key, "SHA256SUMS.sig"
     )
+
+
+def test_each_run_row_states_the_concurrency_the_tool_ran_with(workdir, guidellm_report):
+    stated = [
+        json.loads((workdir / "guidellm/benchmarks.json").read_text())["benchmarks"][i]["config"][
+            "strategy"
+        ]["streams"]
+        for i in (0, 1)
+    ]
+    assert [run.concurrency for run in guidellm_report.run] == stated == [1, 2]
+    _, text = _render(guidellm_report, "en")
+    assert "single stream concurrency 1, as the tool states it" in text
+    assert "paired streams concurrency 2, as the tool states it" in text
+    assert "Completed requests/s over the run" in text and "failed ones are not counted" in text
+    _, text = _render(guidellm_report, "ja")
+    assert "同時実行数 2（ツールの記載）" in text
+
+
+def test_conditions_that_differ_in_load_are_not_also_said_to_differ_in_their_group(
+    guidellm_report,
+):
+    (comparison,) = guidellm_report.comparisons
+    assert comparison.differing == ("concurrency",)
