@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-LINK_ATTRIBUTES = {"href", "src", "data-spec", "data-all-versions"}
+LINK_ATTRIBUTES = {"href", "src", "data-spec", "data-all-versions", "data-plotly"}
 
 
 class _Links(HTMLParser):

@@ -403,6 +403,24 @@ class Page:
             self.context.close()
 
 
+CHARTS_IN_VIEW = """(() => {
+    const Native = window.IntersectionObserver;
+    if (!Native) return;
+    window.IntersectionObserver = class extends Native {
+        constructor(callback, options) { super(callback, options); this.sgCallback = callback; }
+        observe(target) {
+            if (!(target instanceof Element && target.matches('div.sg-plot'))) return super.observe(target);
+            queueMicrotask(() => this.sgCallback(
+                [{target, isIntersecting: true, intersectionRatio: 1}], this));
+        }
+    };
+})()"""
+"""A reader who has scrolled past every chart: charts.js draws a chart (and loads
+plotly.js) only once it comes near the window; this reports each observed ``div.sg-plot``
+in view at once, so a test waits for every chart without scrolling. Other observers
+(material's) are left as they are."""
+
+
 class Browser:
     """A launched Chromium; hands out isolated, tracked pages."""
 
@@ -423,13 +441,16 @@ class Browser:
         block_external: bool = True,
         bypass_csp: bool = False,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        charts_in_view: bool = True,
         **context_kwargs: Any,
     ) -> Iterator[Page]:
         """Open a page in a fresh context; extra kwargs go to ``new_context``
         (e.g. ``color_scheme="dark"``, ``java_script_enabled=False``).
 
         ``bypass_csp`` ignores the pages' Content-Security-Policy (``<meta>`` and header
-        alike), so a test sees what escaping alone prevents."""
+        alike), so a test sees what escaping alone prevents. With ``charts_in_view`` (the
+        default) every chart counts as near the window from the start, so every chart
+        draws without scrolling (``CHARTS_IN_VIEW``)."""
         context = self.raw.new_context(
             viewport={"width": viewport[0], "height": viewport[1]},
             locale=locale,
@@ -437,6 +458,8 @@ class Browser:
             bypass_csp=bypass_csp,
             **context_kwargs,
         )
+        if charts_in_view:
+            context.add_init_script(CHARTS_IN_VIEW)
         context.set_default_timeout(timeout_ms)
         page = Page(context, block_external=block_external)
         try:

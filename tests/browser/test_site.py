@@ -104,6 +104,28 @@ def test_speed_page_draws_its_charts_cleanly_and_stays_light(browser, site, scre
         _assert_clean(page)
 
 
+def test_plotly_waits_until_a_chart_comes_near_the_window(browser, site):
+    """On a phone the summary's chart is below the first screen: the page loads neither
+    plotly.js nor draws it until the reader scrolls towards the chart, then it draws."""
+    with browser.new_page(viewport=(390, 700), charts_in_view=False) as page:
+        _visit(page, site.page("v2", "ja"))
+        page.raw.wait_for_load_state("networkidle")
+        below = page.evaluate(
+            "() => document.querySelector('div.sg-plot').getBoundingClientRect().top - innerHeight"
+        )
+        assert below > 400, "the test needs a chart well below the first screen"
+        loaded = (
+            "() => performance.getEntriesByType('resource').some(e => e.name.includes('plotly'))"
+        )
+        assert not page.evaluate(loaded)
+        assert page.evaluate("() => document.querySelector('div.sg-plot .main-svg')") is None
+        page.evaluate("() => document.querySelector('div.sg-plot').scrollIntoView()")
+        page.wait_for("div.sg-plot .main-svg")
+        assert page.evaluate(loaded)
+        assert page.evaluate("() => document.querySelector('div.sg-plot').dataset.drawn") == "1"
+        _assert_clean(page)
+
+
 def test_summary_page_is_clean_and_light(browser, site, screenshot_dir):
     with browser.new_page() as page:
         _visit(page, site.page("v2", "ja"))
