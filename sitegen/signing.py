@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from sitegen.errors import ConfigError, Issue, StorageError, one_line
 from sitegen.models import StrictModel
 from sitegen.project import CONFIG_FILE, require_project
-from sitegen.yaml_text import load_yaml
+from sitegen.yaml_text import load_yaml, read_yaml
 
 PUBLIC_KEY_FILE = "keys/signing.pub"
 """Where a project declares its public key."""
@@ -100,7 +100,7 @@ def declared_fingerprint(project_dir: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        loaded = load_yaml(path.read_text(encoding="utf-8"))
+        loaded = read_yaml(path)
     except OSError as exc:
         raise StorageError.from_os_error(exc, "read", path) from exc
     except yaml.YAMLError as exc:

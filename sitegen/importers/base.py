@@ -187,7 +187,11 @@ def check_count(reader: Reader, field: str, value: object, minimum: int = 0) -> 
     if value < minimum:
         raise reader.error(field, f"expected a count ≥ {minimum}, got {value}")
     if value > MAX_COUNT:
-        raise reader.error(field, f"{value:.3g} is larger than any count a tool writes")
+        try:
+            shown = f"{value:.3g}"
+        except OverflowError:  # past a float's range
+            shown = f"a {len(str(value))}-digit number"
+        raise reader.error(field, f"{shown} is larger than any count a tool writes")
     return value
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections import Counter
 from datetime import UTC, datetime
 
 from sitegen.errors import one_line
@@ -50,7 +51,8 @@ def parse(file: SourceFile, mapping: CsvMapping) -> ImportedSource:
         header = next(rows)
     except (StopIteration, csv.Error) as exc:
         raise malformed(file, "line 1", None, f"no header row: {one_line(exc)}") from exc
-    repeated = sorted({name for name in header if header.count(name) > 1})
+    counts = Counter(header)  # not header.count per column: quadratic in a wide header
+    repeated = sorted(name for name, count in counts.items() if count > 1)
     if repeated:
         raise malformed(file, "line 1", repeated[0], "this column header appears twice")
     index = {}

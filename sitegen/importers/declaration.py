@@ -103,6 +103,8 @@ def assign_conditions(
 def _yaml(key: SourceGroup) -> str:
     """The source entry naming ``key``, as one line of YAML (JSON quoting is YAML's)."""
     entry = f"file: {json.dumps(key.file, ensure_ascii=False)}"
-    if key.group is not None:
+    if key.group is not None and len(key.group) > 200:  # a broken file's value, not a name
+        entry += f", group: <{len(key.group)} characters>"
+    elif key.group is not None:
         entry += f", group: {json.dumps(key.group, ensure_ascii=False)}"
     return f"- {{{entry}}}"

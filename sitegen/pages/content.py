@@ -27,15 +27,17 @@ from pathlib import Path
 from types import CodeType
 
 import jinja2
+from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup, escape
 
-from sitegen.errors import DataError, Issue
+from sitegen.errors import ConfigError, DataError, Issue
 from sitegen.pages.author_text import link_allowed
 from sitegen.pages.directives import markdown_inline_text
 from sitegen.validation.figures import readable
+from sitegen.yaml_text import MAX_LINE_CHARS, MAX_TEXT_BYTES, decode_text
 
 _PLACEHOLDER = "\x02sg{index}\x03"
 _PLACEHOLDERS = re.compile("\x02sg(\\d+)\x03")
@@ -63,11 +65,30 @@ class _CompiledInMemory(jinja2.BytecodeCache):
 _CONTENT_COMPILED = _CompiledInMemory()
 
 
+class _BoundedLoader(jinja2.FileSystemLoader):
+    """Content templates read as bounded UTF-8 text (``yaml_text.decode_text``): a page that
+    is not UTF-8, holds a NUL or is too large or too long a line is a template error naming
+    it, never a traceback or a render that runs for minutes."""
+
+    def get_source(self, environment, template):
+        for folder in self.searchpath:
+            path = os.path.join(folder, *split_template_path(template))
+            if os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    data = handle.read(MAX_TEXT_BYTES + 1)
+                try:
+                    decode_text(data, "the page", MAX_LINE_CHARS)
+                except ConfigError as exc:
+                    raise jinja2.TemplateError(str(exc)) from None
+                break
+        return super().get_source(environment, template)
+
+
 def content_environment(search_path: list[str]) -> jinja2.Environment:
     """Content templates from the folders of ``search_path``, the first that has a page
     wins: an immutable sandbox with autoescape and no globals."""
     env = ImmutableSandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(search_path),
+        loader=_BoundedLoader(search_path),
         bytecode_cache=_CONTENT_COMPILED,
         autoescape=True,
         undefined=jinja2.StrictUndefined,

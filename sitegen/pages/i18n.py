@@ -23,7 +23,7 @@ from sitegen.errors import DataError, Issue, one_line
 from sitegen.project import packaged_theme
 from sitegen.text import LANGUAGES, Bilingual
 from sitegen.validation.figures import readable
-from sitegen.yaml_text import load_yaml
+from sitegen.yaml_text import read_yaml
 
 __all__ = [
     "LANGUAGES",
@@ -106,7 +106,7 @@ def load_strings(theme_dir: Path) -> dict[str, Bilingual]:
     for lang in LANGUAGES:
         path = theme_dir / "i18n" / f"{lang}.yml"
         try:
-            loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
+            loaded = read_yaml(path) or {}
         except FileNotFoundError:
             issues.append(Issue(str(path), "missing catalog", "i18n"))
             continue
@@ -170,7 +170,7 @@ def catalog_override_issues(
     issues: list[Issue] = []
     for lang, path in _catalog_files(project_dir):
         try:
-            loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
+            loaded = read_yaml(path) or {}
         except yaml.YAMLError as exc:
             issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "i18n"))
             continue
@@ -248,7 +248,7 @@ def _catalog_files(project_dir: Path) -> list[tuple[str, Path]]:
 
 
 def _loaded(path: Path) -> dict:
-    loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
+    loaded = read_yaml(path) or {}
     return loaded if isinstance(loaded, dict) else {}
 
 

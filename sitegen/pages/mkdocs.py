@@ -37,7 +37,7 @@ from sitegen.site_layout import (
 )
 from sitegen.statistics.report import Report
 from sitegen.text import Bilingual
-from sitegen.yaml_text import load_yaml
+from sitegen.yaml_text import read_yaml
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -234,7 +234,7 @@ def read_site_settings(project_dir: Path) -> SiteSettings:
     logo that writes text, runs code or refers to other files (``pages.logo``)."""
     path = require_project(project_dir)
     try:
-        loaded = load_yaml(path.read_text(encoding="utf-8")) or {}
+        loaded = read_yaml(path) or {}
         settings = SiteSettings.model_validate(loaded)
     except yaml.YAMLError as exc:
         raise DataError([Issue(str(path), f"not valid YAML: {one_line(exc)}", "config")]) from None

@@ -18,7 +18,7 @@ from sitegen.author_fields import AUTHOR_TEXT, AuthorStr
 from sitegen.errors import DataError, Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
 from sitegen.text import NonBlank
-from sitegen.yaml_text import load_yaml
+from sitegen.yaml_text import read_yaml
 
 SOURCES_FILE = "sources.yaml"
 """The source list, in the project's ``content/`` directory."""
@@ -67,7 +67,7 @@ def load_sources(content_dir: Path) -> dict[str, Source]:
     if not path.is_file():
         return {}
     try:
-        declared = SourceList.model_validate(load_yaml(path.read_text(encoding="utf-8")) or {})
+        declared = SourceList.model_validate(read_yaml(path) or {})
     except yaml.YAMLError as exc:
         raise DataError([Issue(str(path), f"not valid YAML: {one_line(exc)}", "content")]) from None
     except ValidationError as exc:

@@ -21,6 +21,7 @@ from sitegen.plan.models import (
     SpeculationHealthSpec,
     TelemetrySpec,
 )
+from sitegen.yaml_text import MAX_DEPTH, check_shape, read_text
 
 
 class _PlanYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -43,20 +44,23 @@ _PlanYamlLoader.add_implicit_resolver(
 def read_config_file(path: Path, kind: str) -> object:
     """The data of a YAML, TOML or JSON file (by suffix; YAML otherwise); ``kind`` names
     the file in the error (``plan``, ``fleet plan``)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {kind} {path}: {exc.strerror}") from exc
+    text = read_text(path, kind)  # bounded UTF-8, or one line naming the file
     try:
         if path.suffix == ".toml":
-            return tomllib.loads(text)
-        if path.suffix == ".json":
-            return json.loads(text)
-        return yaml.load(text, Loader=_PlanYamlLoader)  # a SafeLoader subclass
+            raw = tomllib.loads(text)
+        elif path.suffix == ".json":
+            raw = json.loads(text)
+        else:
+            raw = yaml.load(text, Loader=_PlanYamlLoader)  # a SafeLoader subclass
+    except RecursionError:
+        raise ConfigError(
+            f"{kind} {path}: nested too deep to read (sitegen's limit: {MAX_DEPTH} levels)"
+        ) from None
     except (ValueError, yaml.YAMLError) as exc:
         raise ConfigError(
             f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {one_line(exc)}"
         ) from exc
+    return check_shape(raw, f"{kind} {path}")
 
 
 def load_plan(path: Path) -> Plan:

@@ -28,7 +28,7 @@ from sitegen.author_fields import AUTHOR_TEXT, ID_REFERENCE, TEMPLATE_ID, Author
 from sitegen.errors import Issue, one_line, pydantic_issues
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual, NonBlank
-from sitegen.yaml_text import load_yaml
+from sitegen.yaml_text import read_yaml
 
 ANNOTATIONS_FILE = "annotations.yaml"
 
@@ -149,7 +149,7 @@ def read_annotations(path: Path, issues: list[Issue]) -> Annotations:
     if not path.exists():
         return Annotations()
     try:
-        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
+        raw = read_yaml(path) or {}
         return Annotations.model_validate(raw)
     except yaml.YAMLError as exc:
         issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))

@@ -369,4 +369,12 @@ class ImportDeclaration(Declared):
 
 def describe_group(key: SourceGroup) -> str:
     """``file '…' group '…'``: a source group as errors name it."""
-    return f"file {key.file!r}" + (f" group {key.group!r}" if key.group is not None else "")
+    return f"file {_shown(key.file)}" + (
+        f" group {_shown(key.group)}" if key.group is not None else ""
+    )
+
+
+def _shown(text: str, limit: int = 200) -> str:
+    """``text`` quoted, cut to ``limit`` characters: a group is named by a source's values,
+    which a broken file may make megabytes long."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… ({len(text)} characters)"

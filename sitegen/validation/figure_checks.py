@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from sitegen.author_fields import AuthorField, author_texts
-from sitegen.errors import Issue
+from sitegen.errors import ConfigError, Issue
 from sitegen.project import packaged_theme
 from sitegen.records.annotations import ANNOTATIONS_FILE
 from sitegen.records.campaign import Campaign
@@ -37,7 +37,7 @@ from sitegen.validation.figures import (
     readable,
 )
 from sitegen.validation.rules import check, violation
-from sitegen.yaml_text import load_yaml
+from sitegen.yaml_text import check_shape, load_yaml, read_text, read_yaml
 
 if TYPE_CHECKING:
     from sitegen.records.imported import ImportedCampaign
@@ -215,9 +215,9 @@ def _no_figures_in_catalog_strings(project_dir: Path) -> list[Issue]:
         for lang in LANGUAGES:
             path = theme / "i18n" / f"{lang}.yml"
             try:
-                text = path.read_text(encoding="utf-8")
-            except OSError:
-                continue  # missing: the catalog loader reports it
+                text = read_text(path)
+            except ConfigError:
+                continue  # missing, not UTF-8, too large: the catalog loader reports it
             issues += _catalog_file_issues(str(path), text, own)
     return issues
 
@@ -237,8 +237,8 @@ def _catalog_file_issues(path: str, text: str, every: bool = False) -> tuple[Iss
     packaged catalog (hundreds of strings) is the same at every build of a process.
     ``every``: strings with placeholders too (a project's), read without them."""
     try:
-        loaded = load_yaml(text)
-    except yaml.YAMLError:
+        loaded = check_shape(load_yaml(text), path)
+    except (yaml.YAMLError, ConfigError, RecursionError):
         return ()  # the catalog loader reports it
     strings = loaded if isinstance(loaded, dict) else {}
     return tuple(
@@ -315,7 +315,7 @@ def _yaml_mapping(path: Path) -> dict:
     """The mapping a YAML file holds; ``{}`` when it is missing or not a mapping (the
     loaders that own the file report those)."""
     try:
-        loaded = load_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        loaded = read_yaml(path)
+    except (OSError, yaml.YAMLError, ConfigError):
         return {}
     return loaded if isinstance(loaded, dict) else {}
