@@ -23,7 +23,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
-from sitegen.errors import DataError, Issue, one_line, pydantic_issues
+from sitegen.errors import DataError, Issue, LockedError, one_line, pydantic_issues
+from sitegen.lock import lock_holder
 from sitegen.pages.i18n import Catalog, load_catalogs
 from sitegen.pages.mkdocs import ReportNav, VersionBuild, read_site_settings
 from sitegen.pages.render import Docs, render_docs
@@ -36,7 +37,7 @@ from sitegen.publish.marker import BuildMarker
 from sitegen.publish.release import exclusive_site
 from sitegen.publish.site import Outcome, publish_version
 from sitegen.records.campaign import AnyCampaign, read_campaigns
-from sitegen.records.layout import MANIFEST_FILE
+from sitegen.records.layout import LOCK_FILE, MANIFEST_FILE, campaign_directories
 from sitegen.records.left_out import LeftOut, left_out_campaigns
 from sitegen.records.table import release_freed_memory
 from sitegen.redact import Redactor, redact
@@ -60,7 +61,7 @@ from sitegen.statistics.report import Report
 from sitegen.statistics.summarize import summarize
 from sitegen.validation import check_project, validate_campaigns
 from sitegen.validation.figure_checks import left_out_figure_issues
-from sitegen.yaml_text import load_yaml
+from sitegen.yaml_text import read_yaml
 
 COMPARISONS_DIR = "content/comparisons"
 """Declarations of reports over several campaigns, one ``<id>.yaml`` each."""
@@ -149,6 +150,7 @@ def render_site(
     (C-SIGNED)."""
     require_project(project_dir)
     key = project_key(project_dir)
+    refuse_campaigns_being_measured(data_dir, skip)
     # Read: measured and imported campaigns alike, each verified against its manifest.
     campaigns, issues = read_campaigns(data_dir, skip)
     left_out, left_out_issues = left_out_campaigns(data_dir, skip)
@@ -268,6 +270,20 @@ def report_address_collisions(campaigns: list[AnyCampaign]) -> list[Issue]:
     return issues
 
 
+def refuse_campaigns_being_measured(
+    data_dir: Path, skip: Collection[str] | Mapping[str, str] = ()
+) -> None:
+    """``LockedError`` naming the measure that holds a campaign (its pid, command and start):
+    its records grow while it runs, so they would not match the manifest (C-SIGNED's
+    "changed"), though nothing was edited."""
+    for directory in campaign_directories(data_dir):
+        if directory.name not in skip and (holder := lock_holder(directory / LOCK_FILE)):
+            raise LockedError(
+                f"campaign {directory} is being measured by {holder}: wait for that measure "
+                f"to finish, or leave the campaign out (--skip {directory.name}=REASON)"
+            )
+
+
 def read_comparisons(
     directory: Path, reports: list[Report], imported: list[ImportedReport] = ()
 ) -> list[CrossCampaign]:
@@ -276,7 +292,7 @@ def read_comparisons(
     comparisons, issues = [], []
     for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
         try:
-            spec = ComparisonSpec.model_validate(load_yaml(path.read_text(encoding="utf-8")))
+            spec = ComparisonSpec.model_validate(read_yaml(path))
         except yaml.YAMLError as exc:
             issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
             continue

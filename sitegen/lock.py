@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sitegen.errors import LockedError, StorageError
@@ -32,14 +34,17 @@ def exclusive_lock(path: Path, what: str) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "unknown"
+            holder = handle.read().split("\n", 1)[0].strip() or "unknown"
             raise LockedError(
                 f"{what} is in use by another sitegen process (pid {holder}, lock {path}); "
                 "wait for it to finish"
             ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"{os.getpid()}\n")
+        # The pid first (what the refusal above names), then what the holder is doing.
+        since = datetime.now(UTC).astimezone().isoformat(timespec="seconds")
+        command = " ".join(["sitegen", *sys.argv[1:]])[:300].replace("\n", " ")
+        handle.write(f"{os.getpid()}\n{command}\n{since}\n")
         handle.flush()
         try:
             yield
@@ -47,3 +52,26 @@ def exclusive_lock(path: Path, what: str) -> Iterator[None]:
             handle.seek(0)
             handle.truncate()
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def lock_holder(path: Path) -> str | None:
+    """Who holds the lock at ``path`` now, as ``pid N (COMMAND, since TIME)``; ``None``
+    when no process holds it (or there is no lock file). Takes nothing: a shared lock is
+    tried and let go at once, and no lock file is created."""
+    try:
+        handle = path.open("r", encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid, command, since = [*handle.read(1000).splitlines(), "", "", ""][:3]
+            details = ", ".join(
+                part for part in (command, f"since {since}" if since else "") if part
+            )
+            return f"pid {pid.strip() or 'unknown'}" + (f" ({details})" if details else "")
+        except OSError:
+            return None
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return None
