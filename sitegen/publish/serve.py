@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import mimetypes
+import os
 from collections.abc import Callable
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -33,6 +35,25 @@ class _SiteHandler(SimpleHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # a preview, not a log: errors reach the browser
+
+    def send_head(self):
+        """Not found for anything whose real path is outside the site folder: a symbolic
+        link inside the site (to a file, a folder or a folder's index) is never followed
+        out of it."""
+        path = self.translate_path(self.path)
+        targets = [path]
+        if os.path.isdir(path):
+            targets += [os.path.join(path, index) for index in ("index.html", "index.htm")]
+        if not all(_inside(target, self.directory) for target in targets):
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        return super().send_head()
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path``, its links resolved, is ``folder`` or in it (resolved too)."""
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def serve_site(site_dir: Path, port: int = 8000, ready: Callable[[str], None] = print) -> None:
