@@ -48,6 +48,7 @@ SLOW_MODULES = (
     "test_serve.py",
     "test_audit.py",
     "test_audit_tampering.py",
+    "test_fuzz_inputs.py",  # 2,000 mutated input files, each through the command a user runs
 )
 SLOW_FIXTURES = frozenset(
     {"server_url", "ngram_server_url", "browser", "published", "machine_site"}
