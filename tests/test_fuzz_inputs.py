@@ -46,8 +46,10 @@ SEED = 38
 """The one seed: every run fuzzes the same inputs."""
 TIME_LIMIT_S = 10.0
 """The longest one input may take (a watchdog interrupts it)."""
-MEMORY_LIMIT_MB = 512
-"""The most the process's peak memory may grow while one input runs."""
+MEMORY_LIMIT_MB = 1024
+"""The most the process's peak memory may grow while one input runs: no runaway (an alias
+bomb or an unbounded read takes gigabytes). The worst seen: 725 MB importing a llama-bench
+JSON file with one 20-million-character value (60 MB), about 12 times the file."""
 REPOSITORY = Path(__file__).resolve().parents[1]
 PACKAGED = REPOSITORY / "sitegen" / "defaults"
 
