@@ -8,6 +8,8 @@ again and took seconds on a large campaign.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -137,28 +139,89 @@ def cdf_chart(
     return _layout(traces, metric_title, catalog.t("chart.cdf_share"), None, rangemode="tozero")
 
 
+LEGEND_LINE = 38
+"""The most characters of a legend line (a wide character counts twice): an entry's name
+wraps at spaces to fit a phone's chart (390 px window), never running past the chart."""
+LEGEND_LINE_PX = 20
+"""Height of a legend line (plotly's entries at the site's 12 px font), with room to spare."""
+LEGEND_GROUP_PX = 10
+"""The gap plotly leaves between legend groups (``tracegroupgap``)."""
+
+
+def _wide(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def _width(text: str) -> int:
+    return sum(2 if _wide(c) else 1 for c in text)
+
+
+def legend_name(name: str, limit: int = LEGEND_LINE) -> str:
+    """``name`` in lines of at most ``limit`` characters (plotly's ``<br>``), broken at
+    spaces or between wide characters (Japanese breaks anywhere); a longer word of plain
+    text is cut at ``limit``. What it says is unchanged."""
+    # Units that a line may end after: words, and each wide character on its own; with
+    # whether a space comes before each.
+    units: list[tuple[str, bool]] = []
+    for word in name.split(" "):
+        pieces = re.findall(r"[^\s]*?[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]|[^\s]+$", word)
+        for index, piece in enumerate(pieces or [word]):
+            while _width(piece) > limit and not set(piece) & set("<>&;"):
+                cut = 0
+                while _width(piece[: cut + 1]) <= limit:
+                    cut += 1
+                units.append((piece[:cut], index == 0))
+                piece, index = piece[cut:], 1
+            units.append((piece, index == 0))
+    lines: list[str] = []
+    for unit, spaced in units:
+        joined = (" " if spaced else "") + unit
+        if lines and _width(lines[-1] + joined) <= limit:
+            lines[-1] += joined
+        else:
+            lines.append(unit)
+    return "<br>".join(lines)
+
+
+def _legend(traces: list[dict]) -> int:
+    """Each trace's legend name wrapped (``legend_name``); returns the height the legend
+    needs in px, the same at every width: one entry a line."""
+    lines, groups = 0, set()
+    for trace in traces:
+        if "name" in trace and trace.get("showlegend", True):
+            trace["name"] = legend_name(str(trace["name"]))
+            lines += trace["name"].count("<br>") + 1
+            groups.add(trace.get("legendgroup", id(trace)))
+    return lines * LEGEND_LINE_PX + len(groups) * LEGEND_GROUP_PX + 2 * LEGEND_GROUP_PX
+
+
 def _layout(
     traces: list[dict], x_title: str, y_title: str, extra: dict | None = None, **xaxis: Any
 ) -> dict:
-    # The legend sits above the plot and every margin grows to what it holds (automargin):
+    # The legend lists one entry a line above the plot (names wrapped to a phone's width),
+    # as high at every width, and the chart grows by its height: it never scrolls over the
+    # plot or runs past the chart's box. Every margin grows to what it holds (automargin):
     # an axis title never runs into the legend or past the chart's box at any width.
+    extra = dict(extra or {})
+    legend = _legend(traces)
     return _figure(
         traces,
         {
-            "height": 460,
             "autosize": True,
             "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
             "legend": {
-                "orientation": "h",
+                "orientation": "v",
                 "x": 0,
                 "xanchor": "left",
                 "y": 1.02,
                 "yanchor": "bottom",
+                "maxheight": legend + 10 * LEGEND_LINE_PX,
             },
             "xaxis": {"title": {"text": x_title}, "automargin": True, **xaxis},
             "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "automargin": True},
             "font": {"family": FONT},
-            **(extra or {}),
+            **extra,
+            "height": extra.get("height", 460) + legend,
         },
     )
 
