@@ -20,6 +20,7 @@ import pandas as pd
 
 from sitegen.engine.options import location_options
 from sitegen.engine.registry import ENGINES
+from sitegen.formatting import count
 from sitegen.records.campaign import Campaign
 from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.records.table import prompt_sha256
@@ -171,8 +172,9 @@ def record_setup(record: TrialRecord, factor: str | None = None) -> dict[str, Fi
             _json(provenance.template_kwargs), _json(provenance.template_kwargs)
         ),
         "input_text": _prompt_value(prompt_sha256(record.prompt)),
-        "context_capacity": _value(str(record.context_capacity)),
-        "output_cap": _value(str(record.max_output_tokens)),
+        # Counts of tokens as a page prints counts (40,960), compared as recorded.
+        "context_capacity": _value(str(record.context_capacity), count(record.context_capacity)),
+        "output_cap": _value(str(record.max_output_tokens), count(record.max_output_tokens)),
         "concurrency": _value(str(record.round.size if record.round else 1)),
         "speculative": _value(record.speculative.label),
         "flags": FieldValue(_json(flags) if flags_known else None, _json(flags)),
