@@ -48,9 +48,8 @@ from unittest import mock
 from sitegen.audit import audit_site
 from sitegen.build import build_site
 from sitegen.cli import exit_without_teardown
-from sitegen.engine import options, registry
+from sitegen.engine import registry
 from sitegen.engine.fake import FakeEngine
-from sitegen.engine.options import FakeOptions
 from sitegen.measure import run_campaign
 from sitegen.plan.items import suite_sha256
 from sitegen.plan.models import (
@@ -141,8 +140,13 @@ class SyntheticEngine(FakeEngine):
 
 
 def register_synthetic_engine() -> None:
-    registry.ENGINES[SYNTHETIC_ENGINE] = f"{__name__}:SyntheticEngine"
-    options.ENGINE_OPTIONS[SYNTHETIC_ENGINE] = FakeOptions
+    registry.ENGINES[SYNTHETIC_ENGINE] = replace(
+        registry.ENGINES["fake"],
+        id=SYNTHETIC_ENGINE,
+        engine=f"{__name__}:SyntheticEngine",
+        publishable=True,
+        description="the build benchmark's synthetic engine",
+    )
 
 
 def synthesize(data_dir: Path, scale: int) -> int:

@@ -441,11 +441,13 @@ def _import(args: argparse.Namespace) -> None:
 
 
 def _engines(args: argparse.Namespace) -> None:
-    from sitegen.engine.registry import ENGINES, is_publishable
+    from sitegen.engine.registry import ENGINES
 
-    for engine_id, target in ENGINES.items():
-        use = "publishable" if is_publishable(engine_id) else "tests only, never published"
-        print(f"{engine_id:<18} {target:<52} {use}")
+    for entry in ENGINES.values():
+        use = "publishable" if entry.publishable else "tests only, never published"
+        prefill = entry.prefill_source or "none reported"
+        print(f"{entry.id:<18} {use:<28} {entry.description}")
+        print(f"{'':<18} prefill time: {prefill}; class {entry.engine}")
 
 
 def _schema(args: argparse.Namespace) -> None:
@@ -525,6 +527,18 @@ def _import_formats():
     return FORMATS
 
 
+def _engines_epilog() -> str:
+    """The registered engines, for ``measure --help`` (the registry imports no engine)."""
+    from sitegen.engine.registry import ENGINES
+
+    return "engines (a plan's engine; `sitegen engines` says more):\n" + "".join(
+        f"  {entry.id:<18} {entry.description}"
+        + ("" if entry.publishable else " (never published)")
+        + "\n"
+        for entry in ENGINES.values()
+    )
+
+
 def installed_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -555,7 +569,7 @@ def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
         help="run campaigns: every plan in the project's plans/ (default: the built-in demo)",
         description="Run every planned trial that has no ok record yet, appending one record "
         "per attempt to data/campaigns/<name>-<hash>/records.jsonl.",
-        epilog=MEASURE_EPILOG,
+        epilog=f"{_engines_epilog()}\n{MEASURE_EPILOG}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     measure.add_argument("--plan", type=Path, help="plan file (YAML, TOML or JSON)")
@@ -620,8 +634,9 @@ def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
 
     imports = commands.add_parser(
         "import",
-        help="publish results another tool measured: GuideLLM, vLLM bench serve, AIPerf, "
-        "llama-bench, CSV",
+        help="publish results another tool measured ("
+        + ", ".join(_import_formats())
+        + ") or a published sitegen report",
         description="Import the output files of a benchmark tool as a campaign under "
         "data/campaigns/NAME/, with what DECL.yaml declares about them (hardware, engine, "
         "model, which source group is which condition). Nothing the files lack is filled "

@@ -16,13 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from sitegen.engine.base import Engine, WaitReport
-from sitegen.engine.options import (
-    ENGINE_OPTIONS,
-    ServerOptions,
-    is_local,
-    validate_engine_options,
-)
-from sitegen.engine.registry import get_engine_class
+from sitegen.engine.options import ServerOptions, is_local, validate_engine_options
+from sitegen.engine.registry import engine_entry
 from sitegen.engine.server import ServerMismatch
 from sitegen.errors import SitegenError
 from sitegen.plan.expand import expand_trials
@@ -59,7 +54,8 @@ def preflight(plan: Plan, on_wait: WaitReport | None = None) -> Preflight:
     ``on_wait`` is told while a server is waited for (one that answers 503 while its
     model loads, up to its ``ready_timeout_s``; a refused connection only briefly)."""
     validate_engine_options(plan)
-    engine_class = get_engine_class(plan.engine)
+    entry = engine_entry(plan.engine)
+    engine_class = entry.engine_class
     result = Preflight(plan)
     # What the build would refuse is refused before hours of measuring: a figure written
     # by hand in the plan's author text (C-FIGURE).
@@ -67,7 +63,7 @@ def preflight(plan: Plan, on_wait: WaitReport | None = None) -> Preflight:
         f"{issue.location}: {issue.message}" for issue in author_figure_issues(plan, "plan")
     ]
     items = list(plan_items(plan).values())
-    in_process = not issubclass(ENGINE_OPTIONS[plan.engine], ServerOptions)
+    in_process = not issubclass(entry.options_model, ServerOptions)
     for condition in plan.conditions:
         where = f"condition '{condition.id}'"
         if in_process and (problem := _threads_problem(condition)):

@@ -57,9 +57,16 @@ class ToyEngine(FakeEngine):
 
 
 def test_add_an_engine(tmp_path, monkeypatch):
-    # 1. the engine module; 2. its options model; 3. ENGINES and ENGINE_OPTIONS.
-    monkeypatch.setitem(registry.ENGINES, "toy", "tests.test_recipes:ToyEngine")
-    monkeypatch.setitem(options.ENGINE_OPTIONS, "toy", ToyOptions)
+    # 1. the engine module; 2. its options model; 3. its row in ENGINES.
+    toy = registry.EngineEntry(
+        "toy",
+        "tests.test_recipes:ToyEngine",
+        "tests.test_recipes:ToyOptions",
+        "toy engine (a fixed value)",
+        publishable=True,
+        description="a recipe test's engine",
+    )
+    monkeypatch.setitem(registry.ENGINES, "toy", toy)
     plan = make_plan(engine="toy")
     plan = plan.model_copy(
         update={

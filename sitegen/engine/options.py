@@ -4,8 +4,8 @@ defaults, documented field by field.
 This module imports no engine, so a plan's options are checked when it is
 loaded without importing any engine (torch, exllamav3, xllamacpp, httpx). A field marked
 ``location`` only says where a server is, how to reach or observe it: it is recorded as a flag
-but does not make two conditions differ (``location_options``). Which model belongs to which engine is ``ENGINE_OPTIONS``; the
-engines themselves are registered in ``sitegen.engine.registry``.
+but does not make two conditions differ (``location_options``). Which model belongs to
+which engine is said by the engine's row in ``sitegen.engine.registry``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator
 
+from sitegen.engine.registry import engine_entry
 from sitegen.errors import ConfigError, error_message
 from sitegen.models import StrictModel
 
@@ -170,36 +171,23 @@ class FakeOptions(EngineOptions):
     than zero the engine reports thinking and answer token counts (else ``None``)."""
 
 
-ENGINE_OPTIONS: dict[str, type[EngineOptions]] = {
-    "llamacpp-embedded": EmbeddedLlamaCppOptions,
-    "llamacpp-http": LlamaCppHttpOptions,
-    "openai": OpenAIOptions,
-    "exllamav3": ExLlamaV3Options,
-    "fake": FakeOptions,
-}
-"""Engine id → the model of its ``engine_options``."""
-
-
-def require_known_engine(engine_id: str) -> None:
-    """Refuse an engine id that is not registered (every engine has an options model)."""
-    if engine_id not in ENGINE_OPTIONS:
-        known = ", ".join(sorted(ENGINE_OPTIONS))
-        raise ConfigError(f"unknown engine '{engine_id}' (known: {known})")
+def options_model(engine_id: str) -> type[EngineOptions]:
+    """The model of ``engine_id``'s options (a ``ConfigError`` for an unknown engine)."""
+    return engine_entry(engine_id).options_model
 
 
 def location_options(engine_id: str) -> frozenset[str]:
     """Options of ``engine_id`` that only locate a server (base URL, process id …): recorded
     as flags, but two conditions that differ only in them are configured alike."""
-    require_known_engine(engine_id)
-    return ENGINE_OPTIONS[engine_id].location_keys()
+    return options_model(engine_id).location_keys()
 
 
 def parse_engine_options(engine_id: str, condition: ConditionSpec) -> EngineOptions:
     """``condition.engine_options`` as the engine's typed options; a ``ConfigError`` names
     the condition, the engine and each bad key."""
-    require_known_engine(engine_id)
+    model = options_model(engine_id)
     try:
-        return ENGINE_OPTIONS[engine_id].model_validate(condition.engine_options)
+        return model.model_validate(condition.engine_options)
     except ValidationError as exc:
         unknown, invalid = _option_problems(exc)
         problems = _describe(engine_id, unknown, invalid)
@@ -209,13 +197,13 @@ def parse_engine_options(engine_id: str, condition: ConditionSpec) -> EngineOpti
 def validate_engine_options(plan: Plan) -> None:
     """Refuse an unknown engine, an unknown option key or an ill-typed option value in any
     condition, in one line that names each problem once with the conditions it is in."""
-    require_known_engine(plan.engine)
+    model = options_model(plan.engine)
     # A key set in a grid's ``common`` fails in every condition: it is named once.
     unknown_in: dict[str, list[str]] = {}
     invalid_in: dict[str, list[str]] = {}
     for condition in plan.conditions:
         try:
-            ENGINE_OPTIONS[plan.engine].model_validate(condition.engine_options)
+            model.model_validate(condition.engine_options)
         except ValidationError as exc:
             unknown, invalid = _option_problems(exc)
             for key in unknown:
@@ -228,7 +216,7 @@ def validate_engine_options(plan: Plan) -> None:
     for problem, ids in invalid_in.items():
         groups.setdefault(tuple(ids), ([], []))[1].append(problem)
     alone = [c.id for c in plan.conditions if c.concurrency > 1]
-    if alone and not ENGINE_OPTIONS[plan.engine].concurrent_requests:
+    if alone and not model.concurrent_requests:
         raise ConfigError(
             f"{_conditions(tuple(alone))}: engine '{plan.engine}' serves one request at a "
             "time; concurrency must be 1"
@@ -263,7 +251,7 @@ def _option_problems(exc: ValidationError) -> tuple[list[str], list[str]]:
 def _describe(engine_id: str, unknown: list[str], invalid: list[str]) -> str:
     problems = list(invalid)
     if unknown:
-        allowed = ", ".join(sorted(ENGINE_OPTIONS[engine_id].model_fields))
+        allowed = ", ".join(sorted(options_model(engine_id).model_fields))
         keys = ", ".join(f"'{key}'" for key in unknown)
         noun = "option" if len(unknown) == 1 else "options"
         problems.insert(0, f"has no {noun} {keys} (allowed: {allowed})")

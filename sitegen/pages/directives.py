@@ -22,7 +22,7 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
-from sitegen.engine.registry import PREFILL_SOURCES
+from sitegen.engine.registry import prefill_source as engine_prefill_source
 from sitegen.formatting import FILTERS, count, milliseconds, rate, seconds, setting
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.charts import (
@@ -745,7 +745,7 @@ class Directives:
             report=report,
             rows=report.summary_records,
             labels=self._labels(report),
-            prefill_source=PREFILL_SOURCES.get(report.plan.engine),
+            prefill_source=engine_prefill_source(report.plan.engine),
         )
 
     def latency_percentiles(self, metric: str = "ttft_s") -> Markup:
@@ -1111,7 +1111,7 @@ class Directives:
         ``timings.prompt_ms``, ExLlamaV3 ``time_prefill``), or that it reports none."""
         engine = self._require_report().plan.engine
         return self._render(
-            "prefill_source.html", engine=engine, source=PREFILL_SOURCES.get(engine)
+            "prefill_source.html", engine=engine, source=engine_prefill_source(engine)
         )
 
     def review(self) -> Markup:

@@ -10,8 +10,8 @@ from typing import get_type_hints
 import pytest
 
 from sitegen.engine.options import (
-    ENGINE_OPTIONS,
     location_options,
+    options_model,
     parse_engine_options,
     validate_engine_options,
 )
@@ -31,7 +31,7 @@ def http_plan(*conditions: ConditionSpec):
 
 @pytest.mark.parametrize("engine_id", sorted(ENGINES))
 def test_every_engine_has_a_documented_options_model(engine_id):
-    model = ENGINE_OPTIONS[engine_id]
+    model = options_model(engine_id)
     assert model.model_config["extra"] == "forbid"
     undocumented = [name for name in model.model_fields if name not in field_docstrings(model)]
     assert not undocumented, f"{engine_id}: fields without a docstring: {undocumented}"
@@ -42,7 +42,8 @@ def test_every_engine_has_a_documented_options_model(engine_id):
 def test_the_engine_reads_the_registered_options_model(engine_id):
     # Importing the engine module is light: heavy packages load when an engine is built.
     engine_class = get_engine_class(engine_id)
-    assert get_type_hints(engine_class)["options"] is ENGINE_OPTIONS[engine_id]
+    assert get_type_hints(engine_class)["options"] is ENGINES[engine_id].options_model
+    assert engine_class.engine_id == engine_id
 
 
 def test_location_options_are_declared_on_the_fields():
