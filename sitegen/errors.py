@@ -10,6 +10,7 @@ import shutil
 from dataclasses import dataclass
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 
 class SitegenError(Exception):
@@ -102,7 +103,7 @@ class DataError(SitegenError):
         super().__init__("\n".join(lines))
 
 
-def error_message(error: dict) -> str:
+def error_message(error: ErrorDetails) -> str:
     """A pydantic error's message without pydantic's "Value error, " prefix."""
     return error["msg"].removeprefix("Value error, ")
 

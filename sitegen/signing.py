@@ -193,7 +193,7 @@ def load_signer(project_dir: Path | None = None) -> Signer | None:
                 raise ConfigError(f"{config}: not a JSON object with signing_key ({exc})") from exc
     if not path_text:
         declared = project_key(project_dir) if project_dir is not None else None
-        if declared is not None:
+        if project_dir is not None and declared is not None:
             raise ConfigError(
                 f"{project_dir / PUBLIC_KEY_FILE} declares a signing key ({fingerprint(declared)}) "
                 f"but none is configured here: set {KEY_ENV} to a copy of the project's "
@@ -202,7 +202,11 @@ def load_signer(project_dir: Path | None = None) -> Signer | None:
         return None
     signer = read_signer(Path(path_text).expanduser())
     declared = project_key(project_dir) if project_dir is not None else None
-    if declared is not None and fingerprint(declared) != signer.fingerprint:
+    if (
+        project_dir is not None
+        and declared is not None
+        and fingerprint(declared) != signer.fingerprint
+    ):
         raise ConfigError(
             f"{signer.path}: key {signer.fingerprint}, but {project_dir / PUBLIC_KEY_FILE} declares "
             f"{fingerprint(declared)}: sign with the project's key"

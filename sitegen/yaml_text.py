@@ -94,6 +94,7 @@ def check_shape(value: object, where: object) -> object:
                 f"{where}: expands to more than {MAX_NODES} values (YAML aliases repeating "
                 "a large value?): not a file written by hand"
             )
+        children: list[object] | tuple[object, ...]
         if isinstance(node, dict):
             children = [*node.keys(), *node.values()]
         elif isinstance(node, list | tuple):

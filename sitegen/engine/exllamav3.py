@@ -208,7 +208,10 @@ class ExLlamaV3(Engine):
         draft_dir = resolve_model_path(spec.draft_model) if spec.draft_model else None
         steps = load_order(spec, model_dir, draft_dir)
         cache_kwargs = cache_arguments(self.options, condition.context_capacity, spec.draft_max)
-        self._model = self._draft = self._generator = None
+        # exllamav3's objects (untyped), loaded by ``_load``
+        self._model: Any = None
+        self._draft: Any = None
+        self._generator: Any = None
         try:
             self._load(steps, cache_kwargs)
         except Exception as exc:  # CUDA out of memory, unsupported architecture …

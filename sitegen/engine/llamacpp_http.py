@@ -111,9 +111,9 @@ class LlamaCppHttp(ServerEngine):
             )
         except EngineError as exc:
             problems.append(str(exc))
-        problems = [problem for problem in problems if problem]
-        if problems:
-            raise ServerMismatch(f"llama-server at {self.options.base_url}", problems)
+        found = [problem for problem in problems if problem]
+        if found or model_info is None:  # no provenance: its reason is among those found
+            raise ServerMismatch(f"llama-server at {self.options.base_url}", found)
         return model_info
 
     def generate(self, request: GenerationRequest) -> Iterator[StreamEvent]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Protocol
+from typing import Final, Literal, Protocol
 
 from sitegen.records.models import DeviceMemory
 
@@ -15,7 +15,10 @@ class MemoryProbe(Protocol):
     """Reads the current memory of one device."""
 
     device: str
-    source: str
+
+    @property
+    def source(self) -> Literal["process-rss", "nvml-used"]:
+        """``DeviceMemory.source``."""
 
     def read_mib(self) -> float: ...
 
@@ -23,7 +26,7 @@ class MemoryProbe(Protocol):
 class ProcessRssProbe:
     """Resident memory of a local process (the CPU engine's memory)."""
 
-    source = "process-rss"
+    source: Final = "process-rss"
 
     def __init__(self, pid: int, device: str = "cpu") -> None:
         self.device = device

@@ -74,11 +74,12 @@ class NativeOutput:
         logs from a thread of its own, which may still be writing the cause when the
         failure reaches Python: the output is read again until an error line is there, for
         at most ``WAIT_FOR_ERROR_S``."""
-        if self._start is None:
+        start = self._start
+        if start is None:
             return None
         deadline = time.monotonic() + WAIT_FOR_ERROR_S
         while True:
-            output = self._written()
+            output = self._written(start)
             if output is None:
                 return None
             found = error_line(output, last_resort=False)
@@ -86,11 +87,11 @@ class NativeOutput:
                 return found or error_line(output)
             time.sleep(0.02)
 
-    def _written(self) -> str | None:
+    def _written(self, start: int) -> str | None:
         try:
             # Opened anew by its descriptor's name: the descriptor itself is write-only.
             with open("/dev/fd/2", "rb") as written:
-                written.seek(self._start)
+                written.seek(start)
                 return written.read(READ_AT_MOST).decode("utf-8", errors="replace")
         except OSError:
             return None

@@ -7,7 +7,7 @@ driver is missing, so CPU machines and CI never fail on it.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Final
 
 from sitegen.engine.memory import MemoryProbe
 from sitegen.records.models import DeviceInfo
@@ -19,7 +19,7 @@ class NvmlUsedProbe:
     """Device memory in use on one GPU (all processes: NVML cannot attribute memory to
     container processes reliably, so the device total is what is measured)."""
 
-    source = "nvml-used"
+    source: Final = "nvml-used"
 
     def __init__(self, nvml: Any, handle: Any, device: str) -> None:
         self.device = device

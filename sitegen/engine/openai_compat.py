@@ -107,7 +107,7 @@ class OpenAICompatible(ServerEngine):
     def _check_server(self, max_model_len: int | None) -> ModelInfo:
         """The model's provenance, once the served model is known to be the plan's at the
         condition's capacity; every contradiction found is reported at once."""
-        problems = []
+        problems: list[str] = []
         capacity = self.condition.context_capacity
         if max_model_len is not None and max_model_len != capacity:
             problems.append(
@@ -119,7 +119,7 @@ class OpenAICompatible(ServerEngine):
             model_info = model_provenance(self.plan.model_for(self.condition), self._model)
         except EngineError as exc:
             problems.append(str(exc))
-        if problems:
+        if problems or model_info is None:  # no provenance: its reason is among the problems
             raise ServerMismatch(self.options.base_url, problems)
         return model_info
 

@@ -92,7 +92,7 @@ class OpenAIStreamParser:
             prompt_tokens = timings["prompt_n"] + timings.get("cache_n", 0)
         return StreamEnd(
             t=end_t,
-            finish="error" if error else _FINISH[self.finish],
+            finish="error" if error or self.finish is None else _FINISH[self.finish],
             generated_tokens=self.usage.get("completion_tokens", timings.get("predicted_n")),
             prompt_tokens=prompt_tokens,
             native_tps=timings.get("predicted_per_second"),

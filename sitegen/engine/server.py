@@ -10,7 +10,7 @@ import time
 from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -48,6 +48,12 @@ class ServerEngine(Engine):
     _flags: dict[str, str]
     _context_per_slot: int | None = None
     """Context per slot as the server reports it (``None``: it does not)."""
+
+    if TYPE_CHECKING:  # each subclass's constructor (``preflight`` passes ``ready``)
+
+        def __init__(
+            self, plan: Plan, condition: ConditionSpec, ready: ReadyWait = ...
+        ) -> None: ...
 
     @abstractmethod
     def engine_info(self) -> EngineInfo:

@@ -13,9 +13,9 @@ import os
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import pairwise
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from sitegen.engine.nvml import _init_nvml, _visible
 from sitegen.records.models import DeviceTelemetry
@@ -135,7 +135,9 @@ def _rounded(
     return round(statistic(values), digits) if values else None
 
 
-def _energy(samples: list[TelemetrySample]) -> tuple[float | None, str | None]:
+def _energy(
+    samples: list[TelemetrySample],
+) -> tuple[float | None, Literal["counter", "integrated-power"] | None]:
     """Joules over the samples and how they were obtained. The counter is exact where
     both ends read it; it going backwards means a driver reload, so power is integrated."""
     if samples:
@@ -158,7 +160,7 @@ class TelemetrySampler:
 
     def __init__(
         self,
-        probes: list[TelemetryProbe],
+        probes: Sequence[TelemetryProbe],
         interval_s: float = 0.1,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

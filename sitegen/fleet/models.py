@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field, model_validator
 
 from sitegen.models import StrictModel
 
-FLEET_SCHEMA_VERSION = 1
+FLEET_SCHEMA_VERSION: Final = 1
 
 
 class FleetResources(StrictModel):

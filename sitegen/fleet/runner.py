@@ -322,7 +322,9 @@ class CampaignWorker:
 
 def _this_node(ray: ModuleType, resources: dict[str, float]) -> NodeInfo:
     node_id = ray.get_runtime_context().get_node_id()
-    total = next((n["Resources"] for n in ray.nodes() if n["NodeID"] == node_id), {})
+    total: dict[str, float] = next(
+        (n["Resources"] for n in ray.nodes() if n["NodeID"] == node_id), {}
+    )
     accelerator = next(
         (
             name.removeprefix(ACCELERATOR_PREFIX)
@@ -501,7 +503,8 @@ def _take(
             campaign.appended += 1
             campaign.latest[record.trial_id] = LatestAttempt.of(record)
             campaign.last_record = record
-        elif kind == "progress" and progress:
+        # the node sends a trial's record before its progress
+        elif kind == "progress" and progress and campaign.last_record is not None:
             index, total = value
             progress(campaign.entry, index, total, campaign.last_record)
         elif kind == "result":

@@ -19,6 +19,7 @@ were drawn from, not each request's cap.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from sitegen.importers.base import (
     Reader,
@@ -71,7 +72,7 @@ def parse(file: SourceFile, summary: SourceFile | None = None) -> ImportedSource
     )
 
 
-def _summary(run: Reader) -> tuple[dict[str, Reader], dict[str, object]]:
+def _summary(run: Reader) -> tuple[dict[str, Reader], dict[str, Any]]:
     """The summary's phases by name, and what it states about the run."""
     summary = run.file
     config = run.child("input_config")

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, Literal, overload
 
 from pydantic import ValidationError
 
@@ -77,7 +78,7 @@ def json_lines(file: SourceFile) -> Iterator[tuple[int, object]]:
             ) from exc
 
 
-def measurement(record: Reader, **fields: object) -> ImportedMeasurement:
+def measurement(record: Reader, **fields: Any) -> ImportedMeasurement:
     """The measurement at ``record``'s location; a value the model refuses (a concurrency
     of 0 …) is a one-line error naming the file and the record."""
     try:
@@ -106,7 +107,7 @@ class Reader:
     ) -> None:
         self.file = file
         self.record = record
-        self.value = value
+        self.value: Any = value  # parsed JSON, checked by the accessors below
         self.prefix = prefix
 
     def error(self, field: str | None, message: str) -> DataError:
@@ -133,7 +134,7 @@ class Reader:
             raise self.error(key, f"expected a JSON object, got {_kind(value)}")
         return Reader(self.file, self.record, value, f"{self.prefix}{key}.")
 
-    def raw(self, key: str) -> object:
+    def raw(self, key: str) -> Any:
         """The value under ``key`` unchecked (``None`` when absent)."""
         return self._get(key, required=False)
 
@@ -144,17 +145,29 @@ class Reader:
             raise self.error(key, f"expected a list, got {_kind(value)}")
         return value
 
+    @overload
+    def text(self, key: str, *, required: Literal[True]) -> str: ...
+    @overload
+    def text(self, key: str, *, required: bool = False) -> str | None: ...
     def text(self, key: str, *, required: bool = False) -> str | None:
         value = self._get(key, required)
         if value is not None and not isinstance(value, str):
             raise self.error(key, f"expected text, got {_kind(value)}")
         return value
 
+    @overload
+    def number(self, key: str, *, required: Literal[True]) -> float: ...
+    @overload
+    def number(self, key: str, *, required: bool = False) -> float | None: ...
     def number(self, key: str, *, required: bool = False) -> float | None:
         """A finite number ≥ 0 (times, rates and sizes are never negative)."""
         value = self._get(key, required)
         return None if value is None else check_number(self, key, value)
 
+    @overload
+    def count(self, key: str, *, required: Literal[True], minimum: int = 0) -> int: ...
+    @overload
+    def count(self, key: str, *, required: bool = False, minimum: int = 0) -> int | None: ...
     def count(self, key: str, *, required: bool = False, minimum: int = 0) -> int | None:
         value = self._get(key, required)
         return None if value is None else check_count(self, key, value, minimum)

@@ -94,9 +94,9 @@ def assign_conditions(
     assigned = {}
     for file, groups in present.items():
         for group in groups:
-            condition = condition_of(SourceGroup(file, group))
-            assert condition is not None  # refused above
-            assigned[SourceGroup(file, group)] = condition
+            of_group = condition_of(SourceGroup(file, group))
+            assert of_group is not None  # refused above
+            assigned[SourceGroup(file, group)] = of_group
     return assigned
 
 

@@ -18,6 +18,7 @@ server refused). GuideLLM 0.8 keeps no finish reason (it reads none from the res
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from sitegen.importers.base import (
     Reader,
@@ -53,7 +54,8 @@ def parse(file: SourceFile) -> ImportedSource:
         )
     backend = report.child("config").child("spec").child("backend", required=False)
     api = " ".join(part for part in (backend.text("kind"), backend.text("request_format")) if part)
-    measurements, stated, ids = [], {}, []
+    measurements, stated = [], {}
+    ids: list[tuple[str, str]] = []
     for index, raw in enumerate(report.items("benchmarks")):
         benchmark = Reader(file, f"benchmarks[{index}]", raw)
         measurements += _benchmark(benchmark, index, ids)
@@ -127,7 +129,7 @@ def _benchmark(
     return measurements
 
 
-def _request(request: Reader, status: str, load: dict[str, object]) -> ImportedMeasurement:
+def _request(request: Reader, status: str, load: Mapping[str, object]) -> ImportedMeasurement:
     info = request.child("info")
     timings = info.child("timings")
     start = timings.number("request_start")

@@ -12,6 +12,7 @@ import gzip
 import io
 import json
 import zlib
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from sitegen.errors import DataError, Issue, one_line
@@ -93,6 +94,7 @@ def depth(value: object) -> int:
     stack = [(value, 1)]
     while stack:
         node, level = stack.pop()
+        children: Iterable[object]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):

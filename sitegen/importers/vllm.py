@@ -18,6 +18,7 @@ tokens generated, and the cap vLLM sent (``max_tokens``, from an option such as
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from sitegen.importers.base import (
     Reader,
@@ -108,7 +109,7 @@ def parse(file: SourceFile) -> ImportedSource:
 
 
 def _request(
-    at: Reader, lists: dict[str, list], index: int, load: dict[str, object]
+    at: Reader, lists: dict[str, list], index: int, load: Mapping[str, object]
 ) -> ImportedMeasurement:
     def number(name: str) -> float:
         return check_number(at, f"{name}[{index}]", lists[name][index])

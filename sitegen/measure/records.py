@@ -7,7 +7,7 @@ import os
 import platform
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sitegen import __version__
 from sitegen.engine.base import EngineDescription
@@ -32,7 +32,7 @@ from sitegen.records.models import (
     Sampling,
     TrialRecord,
 )
-from sitegen.records.store import CampaignStore
+from sitegen.records.store import TrialSink
 from sitegen.records.stream import StreamEnd
 
 
@@ -40,7 +40,7 @@ class TrialRecorder:
     """Makes the records of one campaign (its ids, host and environment are read once)."""
 
     def __init__(
-        self, plan: Plan, store: CampaignStore, items: dict[str, PlanItem], node: NodeInfo | None
+        self, plan: Plan, store: TrialSink, items: dict[str, PlanItem], node: NodeInfo | None
     ) -> None:
         self.plan = plan
         self.store = store
@@ -58,8 +58,8 @@ class TrialRecorder:
         description: EngineDescription | None,
         outcome_of: Callable[[TrialSpec], Outcome],
         round_info: RoundInfo | None = None,
-        peaks: list[DeviceMemory] = (),
-        telemetry: list[DeviceTelemetry] = (),
+        peaks: Sequence[DeviceMemory] = (),
+        telemetry: Sequence[DeviceTelemetry] = (),
         load_of: Callable[[TrialSpec], LoadInfo | None] = lambda _: None,
     ) -> list[tuple[TrialRecord, bool]]:
         """Each recorded trial's record, with whether its engine failed as a whole.
@@ -91,8 +91,8 @@ class TrialRecorder:
         description: EngineDescription | None,
         outcome: Outcome,
         round_info: RoundInfo | None,
-        peaks: list[DeviceMemory],
-        telemetry: list[DeviceTelemetry],
+        peaks: Sequence[DeviceMemory],
+        telemetry: Sequence[DeviceTelemetry],
         load: LoadInfo | None = None,
     ) -> TrialRecord:
         condition = self.conditions[trial.condition_id]
@@ -214,7 +214,8 @@ def load_info(
     trials of closed rounds."""
     first = members[0]
     rate = first.load_rate
-    if plan.load is None or rate is None:
+    # a rate is an open-loop run's: the concurrency profile takes none
+    if plan.load is None or rate is None or plan.load.profile == "concurrency":
         return lambda _: None
     profile = plan.load.profile
     outcomes = measured.outcomes if measured else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
 from sitegen.engine.base import Engine
@@ -22,7 +23,7 @@ from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
 from sitegen.records.models import NodeInfo, TrialRecord
-from sitegen.records.store import CampaignStore
+from sitegen.records.store import TrialSink
 
 Phase = Callable[[str, str, str], None]
 """Called when a condition enters a phase: (condition id, phase, detail). Phases:
@@ -37,7 +38,7 @@ class RoundRunner:
     def __init__(
         self,
         plan: Plan,
-        store: CampaignStore,
+        store: TrialSink,
         engine_class: type[Engine],
         node: NodeInfo | None = None,
         phase: Phase | None = None,
@@ -122,7 +123,7 @@ class RoundRunner:
             self.descriptions[condition.id] = engine.describe()
         return self.engines[condition.id]
 
-    def close_all(self, keep: set[str] = frozenset()) -> None:
+    def close_all(self, keep: AbstractSet[str] = frozenset()) -> None:
         for condition_id in [c for c in self.engines if c not in keep]:
             self.engines.pop(condition_id).close()
 

@@ -26,7 +26,7 @@ from sitegen.plan.expand import RoundKey, TrialSpec, expand_trials
 from sitegen.plan.models import Plan
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.records.models import NodeInfo, TrialRecord
-from sitegen.records.store import CampaignStore, LatestAttempt
+from sitegen.records.store import CampaignStore, LatestAttempt, TrialSink
 from sitegen.signing import Signer
 
 MAX_CONSECUTIVE_ENGINE_FAILURES = 3
@@ -96,7 +96,7 @@ def run_campaign(
 
 def run_trials(
     plan: Plan,
-    store: CampaignStore,
+    store: TrialSink,
     engine_class: type[Engine],
     progress: Progress | None,
     node: NodeInfo | None = None,
@@ -130,7 +130,7 @@ class _CampaignRun:
     """One run through a campaign's queue: what it has to do, what it wrote, and the
     conditions it stopped."""
 
-    store: CampaignStore
+    store: TrialSink
     progress: Progress | None
     phase: Phase | None
     latest: dict[str, LatestAttempt]
@@ -161,7 +161,7 @@ class _CampaignRun:
 
     @classmethod
     def gather(
-        cls, plan: Plan, store: CampaignStore, progress: Progress | None, phase: Phase | None
+        cls, plan: Plan, store: TrialSink, progress: Progress | None, phase: Phase | None
     ) -> _CampaignRun:
         """What the run has to do: the planned trials never recorded or whose latest
         attempt failed, with the warm-ups a resumed condition needs."""

@@ -25,11 +25,17 @@ def link_allowed(url: str) -> bool:
     return scheme == "" or scheme in LINK_SCHEMES
 
 
+class LinkCheckedMarkdown(MarkdownIt):
+    """Markdown whose links are kept only where ``link_allowed`` accepts their target."""
+
+    def validateLink(self, url: str) -> bool:  # markdown-it-py's name
+        return link_allowed(url)
+
+
 @cache
 def _renderer() -> MarkdownIt:
-    renderer = MarkdownIt("commonmark", {"html": False})
+    renderer = LinkCheckedMarkdown("commonmark", {"html": False})
     renderer.disable(["image", "heading", "lheading", "code", "fence", "html_block", "html_inline"])
-    renderer.validateLink = link_allowed
     return renderer
 
 

@@ -34,7 +34,7 @@ from markdown_it.token import Token
 from markupsafe import Markup, escape
 
 from sitegen.errors import ConfigError, DataError, Issue
-from sitegen.pages.author_text import link_allowed
+from sitegen.pages.author_text import LinkCheckedMarkdown
 from sitegen.pages.directives import markdown_inline_text
 from sitegen.validation.figures import readable
 from sitegen.yaml_text import MAX_LINE_CHARS, MAX_TEXT_BYTES, decode_text
@@ -146,9 +146,7 @@ def refuse_symlinks(content_dir: Path) -> None:
 def _markdown() -> MarkdownIt:
     """The features of content Markdown, owned by the build: CommonMark and tables, without
     images (a picture could show any figure)."""
-    renderer = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
-    renderer.validateLink = link_allowed
-    return renderer
+    return LinkCheckedMarkdown("commonmark", {"html": False}).enable("table").disable("image")
 
 
 @cache

@@ -20,6 +20,7 @@ from sitegen.plan.models import (
     SamplingSpec,
     SpeculativeSpec,
 )
+from sitegen.text import Bilingual
 
 _DEMO_CONDITIONS = [
     ConditionSpec(id="spec-off", context_capacity=2048, threads=2),
@@ -45,10 +46,10 @@ _QUALITY_CONDITIONS = [
 
 DEMO_PLAN = Plan(
     name="demo",
-    title={
-        "ja": "デモ：gemma-3-270m（CPU）でのn-gram投機的デコードの有無",
-        "en": "Demo: n-gram speculative decoding off vs on, gemma-3-270m on CPU",
-    },
+    title=Bilingual(
+        ja="デモ：gemma-3-270m（CPU）でのn-gram投機的デコードの有無",
+        en="Demo: n-gram speculative decoding off vs on, gemma-3-270m on CPU",
+    ),
     engine="llamacpp-embedded",
     api="completion",
     model=ModelSpec(
@@ -82,10 +83,10 @@ DEMO_PLAN = Plan(
 
 DEMO_QUALITY_PLAN = Plan(
     name="demo-quality",
-    title={
-        "ja": "デモ：SmolLM2-135M-Instruct（CPU）の回答品質、n-gram投機的デコードの有無",
-        "en": "Demo: answer quality of SmolLM2-135M-Instruct on CPU, n-gram speculation off vs on",
-    },
+    title=Bilingual(
+        ja="デモ：SmolLM2-135M-Instruct（CPU）の回答品質、n-gram投機的デコードの有無",
+        en="Demo: answer quality of SmolLM2-135M-Instruct on CPU, n-gram speculation off vs on",
+    ),
     engine="llamacpp-embedded",
     api="chat",
     model=ModelSpec(
@@ -135,10 +136,10 @@ def _sweep_condition(draft_max: int | None, temperature: float, concurrency: int
 
 DEMO_SWEEP_PLAN = Plan(
     name="demo-sweep",
-    title={
-        "ja": "デモ：gemma-3-270m（CPU）でのn-gramドラフト長・温度・同時リクエスト数の掃引",
-        "en": "Demo: n-gram draft length, temperature and concurrency sweep, gemma-3-270m on CPU",
-    },
+    title=Bilingual(
+        ja="デモ：gemma-3-270m（CPU）でのn-gramドラフト長・温度・同時リクエスト数の掃引",
+        en="Demo: n-gram draft length, temperature and concurrency sweep, gemma-3-270m on CPU",
+    ),
     engine="llamacpp-embedded",
     api="completion",
     model=DEMO_PLAN.model,

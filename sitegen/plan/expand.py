@@ -100,7 +100,7 @@ def iter_trials(plan: Plan) -> Iterator[TrialSpec]:
         """Each run's requests in schedule order; request k's seed is ``seed_base + k``."""
         for condition_id, input_id, i in runs:
             offsets = schedules[i]
-            rate = load.rates[i]
+            rate = rates[i]
             for k, offset in enumerate(offsets):
                 planned.append(
                     (
@@ -119,6 +119,7 @@ def iter_trials(plan: Plan) -> Iterator[TrialSpec]:
 
     load = plan.load if plan.load is not None and plan.load.open_loop else None
     schedules = [arrival_offsets(load, i) for i in range(len(load.rates))] if load else []
+    rates = load.rates if load else []
     # Load runs: (condition, input, rate index) in run order, listed by ``load_runs``.
     runs: list[tuple[str, str, int]] = []
 

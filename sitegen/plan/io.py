@@ -7,6 +7,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import ValidationError
@@ -23,8 +24,13 @@ from sitegen.plan.models import (
 )
 from sitegen.yaml_text import MAX_DEPTH, check_shape, read_text
 
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml's parser where PyYAML has it
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _PlanYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+
+class _PlanYamlLoader(_SafeLoader):
     """YAML with only ``true``/``false`` as booleans (as in YAML 1.2), so ``mode: off`` and a
     label ``off:`` stay strings instead of turning into ``False``; parsed by libyaml where
     PyYAML has it, like every other YAML sitegen reads (``yaml_text``)."""

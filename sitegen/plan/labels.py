@@ -49,7 +49,7 @@ def _facts(plan: Plan, condition: ConditionSpec) -> dict[str, dict[str, str]]:
     """Each setting a description may name, by field, in both languages."""
     sampling = plan.sampling_for(condition)
     ngram = condition.speculative.ngram_size
-    facts = {
+    facts: dict[str, dict[str, str]] = {
         "speculative": speculative_description(condition.speculative),
         "ngram_size": {lang: "" if ngram is None else f"n={ngram}" for lang in LANGUAGES},
         "context_capacity": {
@@ -89,7 +89,7 @@ def condition_labels(plan: Plan) -> dict[str, dict[str, str]]:
     varying = [
         f for f in fields if f != "speculative" and len({facts[c][f]["en"] for c in facts}) > 1
     ]
-    labels = {}
+    labels: dict[str, dict[str, str]] = {}
     for condition in plan.conditions:
         if condition.label is not None:
             labels[condition.id] = {lang: condition.label[lang] for lang in LANGUAGES}

@@ -6,7 +6,7 @@ plan's canonical JSON is hashed into every record.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -25,7 +25,7 @@ from sitegen.author_fields import (
 from sitegen.models import StrictModel
 from sitegen.text import Bilingual
 
-PLAN_SCHEMA_VERSION = 1
+PLAN_SCHEMA_VERSION: Final = 1
 
 MAX_SEED = 2**32 - 2
 """Largest request seed: engines take a 32-bit seed, and llama.cpp reads 2³² − 1 as

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO, ClassVar
+from typing import BinaryIO, ClassVar, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -75,7 +75,7 @@ class Campaign:
     its ``plan.json`` is that report's published plan, and ``plan_sha256`` the registered
     plan's hash the manifest states. ``None`` for a campaign as measured."""
 
-    imported: ClassVar[bool] = False
+    imported: ClassVar[Literal[False]] = False
     """Measured by sitegen (``ImportedCampaign`` is the other kind)."""
 
     @property
@@ -224,7 +224,7 @@ def read_campaigns(
         where = data_dir / CAMPAIGNS_DIR
         return [], [Issue(str(where), "no campaign found; run 'sitegen measure' first", "data")]
     issues: list[Issue] = []
-    campaigns = []
+    campaigns: list[AnyCampaign] = []
     for directory in directories:
         if directory.name in skip:
             continue  # left out by the command line: not even read

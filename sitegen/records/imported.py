@@ -17,7 +17,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Final, Literal
 
 from pydantic import Field, ValidationError
 
@@ -31,8 +31,8 @@ from sitegen.records.import_source import ImportedMeasurement, SourceInfo
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE, FileDigest
 from sitegen.records.verify import verify_campaign
 
-IMPORT_SCHEMA_VERSION = 1
-IMPORTED_RECORD_SCHEMA_VERSION = 1
+IMPORT_SCHEMA_VERSION: Final = 1
+IMPORTED_RECORD_SCHEMA_VERSION: Final = 1
 REQUESTS_INPUT = "requests"
 """Input id of every measurement of an HTTP benchmark: the tools send their own prompt
 sets, which the declaration does not split into inputs (llama-bench's tests are inputs of
@@ -151,7 +151,7 @@ class ImportedCampaign:
     ``imported``, ``latest_time``), so one build reads, validates, redacts and summarizes
     both."""
 
-    imported: ClassVar[bool] = True
+    imported: ClassVar[Literal[True]] = True
     """Measured by another tool (C-IMPORTED reads it: every figure names the source)."""
 
     directory: Path

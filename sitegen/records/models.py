@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import ClassVar, Literal
+from typing import ClassVar, Final, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
@@ -16,8 +16,8 @@ from sitegen.models import StrictModel
 from sitegen.plan.models import SpeculativeSpec
 from sitegen.text import CONTROL_CHARACTERS
 
-RECORD_SCHEMA_VERSION = 1
-MANIFEST_SCHEMA_VERSION = 1
+RECORD_SCHEMA_VERSION: Final = 1
+MANIFEST_SCHEMA_VERSION: Final = 1
 
 Finish = Literal["stop", "length", "error"]
 

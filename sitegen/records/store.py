@@ -31,7 +31,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -292,7 +292,7 @@ class CampaignStore:
                     RULE,
                 )
             )
-        if issues:
+        if issues or plan_entry is None:  # no plan entry is among the issues
             raise _refusal(issues)
         records_path = directory / RECORDS_FILE
         signed_lines = records.signed_lines
@@ -451,6 +451,21 @@ class LatestAttempt:
     @classmethod
     def of(cls, record: TrialRecord) -> LatestAttempt:
         return cls(record.attempt, record.status)
+
+
+class TrialSink(Protocol):
+    """What the campaign runner uses of a store: a ``CampaignStore``, or the fleet's
+    stand-in for it on a node (``sitegen.fleet.runner._NodeSink``)."""
+
+    campaign_id: str
+    plan_sha256: str
+    directory: Path
+    engine_log_path: Path
+    telemetry_log_path: Path
+
+    def latest_attempts(self) -> dict[str, LatestAttempt]: ...
+
+    def append(self, record: TrialRecord) -> None: ...
 
 
 class _RecordsFile:

@@ -75,7 +75,13 @@ def _arrow_type(annotation: object) -> pa.DataType:
         return pa.struct(
             [(name, _arrow_type(f.annotation)) for name, f in annotation.model_fields.items()]
         )
-    return {float: pa.float64(), int: pa.int64(), bool: pa.bool_(), str: pa.string()}[annotation]
+    scalars: dict[object, pa.DataType] = {
+        float: pa.float64(),
+        int: pa.int64(),
+        bool: pa.bool_(),
+        str: pa.string(),
+    }
+    return scalars[annotation]
 
 
 _SCHEMA = pa.schema(

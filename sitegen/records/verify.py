@@ -76,6 +76,7 @@ def verify_campaign(
     growing = GROWING_FILES if tail else frozenset()
     issues = artifact_issues(directory, manifest, growing, already_read=already_read)
     listed = {entry.path for entry in manifest.artifacts}
+    records: int | None
     if RECORDS_FILE in already_read:
         records = already_read[RECORDS_FILE].lines
     else:

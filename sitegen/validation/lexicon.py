@@ -253,7 +253,18 @@ LEXICALIZED = {
 ONE_AFTER_HAN = "一"
 """一 after another ideograph is part of a word (統一, 同一, 唯一, 単一, 均一, 万一)."""
 
-NUMBER_NAMES = ("ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE")
+NUMBER_NAMES: tuple[str, ...] = (
+    "ZERO",
+    "ONE",
+    "TWO",
+    "THREE",
+    "FOUR",
+    "FIVE",
+    "SIX",
+    "SEVEN",
+    "EIGHT",
+    "NINE",
+)
 NUMBER_NAMES += ("TEN", "ELEVEN", "TWELVE")
 SYMBOL_NAME = re.compile(
     r"\b(?:DIGIT|NUMBER|KEYCAP|CIRCLED|PARENTHESIZED)\s(" + "|".join(NUMBER_NAMES) + r")\b"

@@ -67,7 +67,7 @@ TIME_FIELDS = ("ttft_s", "last_token_s", "e2e_s", "duration_s")
 
 def bounds_for(declaration: ImportDeclaration) -> Bounds:
     """The bounds of the declared hardware (the most permissive of its device kinds)."""
-    kinds = [device.kind for device in declaration.hardware.devices] or ["default"]
+    kinds: list[str] = [device.kind for device in declaration.hardware.devices] or ["default"]
     found = [BOUNDS.get(kind, BOUNDS["default"]) for kind in kinds]
     return Bounds(
         output_tps=max(b.output_tps for b in found),
@@ -76,9 +76,9 @@ def bounds_for(declaration: ImportDeclaration) -> Bounds:
     )
 
 
-def refuse_duplicate_ids(file: str, field: str, ids: Iterable[tuple[str, str]]) -> None:
+def refuse_duplicate_ids(file: str, field: str, ids: Iterable[tuple[str | None, str]]) -> None:
     """C-DUPLICATE where the format has request ids: ``ids`` (location, id) each once."""
-    seen: dict[str, str] = {}
+    seen: dict[str, str | None] = {}
     issues = []
     for location, request_id in ids:
         if request_id in seen:

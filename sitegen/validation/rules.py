@@ -98,6 +98,7 @@ def registered_checks(scope: Scope | None = None) -> list[Check]:
 def load_rules() -> tuple[Rule, ...]:
     """The catalog; every registered check must name a rule of it."""
     raw = load_yaml(RULE_CATALOG.read_text(encoding="utf-8"))
+    assert isinstance(raw, dict)  # sitegen's own catalog
     rules = tuple(Rule.model_validate(entry) for entry in raw["rules"])
     known = {r.id for r in rules}
     unknown = sorted({c.rule_id for c in registered_checks()} - known)
