@@ -140,17 +140,17 @@ def _capacity_problems(
 def _check_memory(where: str, engine: Engine, result: Preflight) -> None:
     """A memory probe that reads, or a declaration that there is none."""
     options = engine.options
-    server = isinstance(options, ServerOptions)
-    if server and options.memory_unavailable:
+    server = options if isinstance(options, ServerOptions) else None
+    if server is not None and server.memory_unavailable:
         return
     probes = engine.memory_probes()
-    if not probes and server and not is_local(options.base_url):
+    if not probes and server is not None and not is_local(server.base_url):
         result.warnings.append(
-            f"{where}: the server at {options.base_url} is on another host, so its records "
+            f"{where}: the server at {server.base_url} is on another host, so its records "
             "carry no memory figures (engine_options.memory_unavailable: true declares it)"
         )
     elif not probes:
-        at = f" at {options.base_url}" if server else ""
+        at = f" at {server.base_url}" if server is not None else ""
         result.problems.append(
             f"{where}: no memory probe for the server{at} (no GPU visible through NVML, no "
             "process found on its port): set engine_options.server_pid, or declare "

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import pandas as pd
 from pydantic import field_validator
@@ -297,7 +297,10 @@ class RedactedCampaign(Campaign):
         return self.redactor.record(record)
 
     def published_texts(self, texts: RecordTexts) -> dict[str, str | None]:
-        return {k: self.redactor.scrub_known(v) for k, v in super().published_texts(texts).items()}
+        return {
+            k: None if v is None else self.redactor.scrub_known(v)
+            for k, v in super().published_texts(texts).items()
+        }
 
     def line_kept_as_is(self, rows: pd.DataFrame) -> pd.Series:
         # A failure reason is scrubbed: such a record is written again.
@@ -307,7 +310,8 @@ class RedactedCampaign(Campaign):
         # Publishing swaps the provenance's JSON for the published one's, and in the rest
         # of the record (free text) relabels addresses and what was relabelled already: a
         # line whose rest holds either is written again by the redactor.
-        measured, published = self._provenance_lines[int(self.rows["provenance"].iat[index])]
+        provenance = int(cast(int, self.rows["provenance"].iat[index]))
+        measured, published = self._provenance_lines[provenance]
         if line.count(measured) != 1:
             return None
         before, _, after = line.partition(measured)

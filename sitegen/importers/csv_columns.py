@@ -23,7 +23,7 @@ from sitegen.importers.base import (
     measurement,
     unix_to_iso,
 )
-from sitegen.records.import_declaration import NUMBER_FIELDS, TIME_FIELDS, CsvMapping
+from sitegen.records.import_declaration import NUMBER_FIELDS, TIME_FIELDS, CsvMapping, CsvTarget
 from sitegen.records.import_source import ImportedMeasurement, ImportedSource, SourceInfo
 
 PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
@@ -86,7 +86,7 @@ def parse(file: SourceFile, mapping: CsvMapping) -> ImportedSource:
 def _row(
     file: SourceFile,
     mapping: CsvMapping,
-    index: dict[str, int],
+    index: dict[CsvTarget, int],
     row: list[str],
     line: int,
     width: int,
@@ -102,15 +102,16 @@ def _row(
             if target in ("group", "input"):
                 raise at.error(column.column, f"empty: every row needs its {target}")
             continue
-        if target in TIME_FIELDS:
+        # CsvMapping requires a unit of time, start and memory columns
+        if target in TIME_FIELDS and column.unit is not None:
             fields[target] = _number(at, column.column, cell) / PER_SECOND[column.unit]
-        elif target == "started_at":
+        elif target == "started_at" and column.unit is not None:
             fields[target] = _started_at(at, column.column, cell, column.unit)
         elif target in COUNT_FIELDS:
             fields[target] = _count(at, column.column, cell)
         elif target in NUMBER_FIELDS:
             fields[target] = _number(at, column.column, cell)
-        elif target == "peak_memory_mib":
+        elif target == "peak_memory_mib" and column.unit is not None:
             fields[target] = _number(at, column.column, cell) * MIB_PER_UNIT[column.unit]
         else:
             fields[target] = cell

@@ -99,7 +99,7 @@ def _repetitions(entry: Reader, group: str | None) -> list[ImportedMeasurement]:
             "samples_ts", f"{len(samples_ts)} entries, but samples_ns has {len(samples_ns)}"
         )
     # "[1].samples_ts[2]" in a JSON array, "line 2, samples_ts[2]" in JSON Lines
-    where = "." if entry.record.startswith("[") else ", "
+    where = "." if (entry.record or "").startswith("[") else ", "
     return [
         measurement(
             Reader(entry.file, f"{entry.record}{where}samples_ts[{k}]", None),

@@ -59,7 +59,7 @@ def on_nav(nav: Navigation, config: object, files: object) -> Navigation:
             isinstance(child, Page) and child.file.src_uri.startswith(REPORTS_FOLDER)
             for child in item.children
         ):
-            item.sitegen_report = True
+            item.sitegen_report = True  # type: ignore[attr-defined]  # for the theme's nav
             report_of.update({id(child): index for child in item.children})
     for page in nav.pages:
         mine = report_of.get(id(page))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from sitegen.models import StrictModel
 from sitegen.quality.documents import DocumentTask
@@ -113,7 +113,8 @@ def _json_text(value: Any) -> str:
 
 
 def _decimal_places(number: Decimal) -> int:
-    return max(0, -number.normalize().as_tuple().exponent)
+    # a finite number's exponent is an int ('n', 'N', 'F' are NaN's and inf's)
+    return max(0, -cast(int, number.normalize().as_tuple().exponent))
 
 
 def judge_value(value: Any, expected: AnswerSpec) -> tuple[Outcome, str | None]:
@@ -183,8 +184,10 @@ def score_document(
     if failure is None and found is None:
         failure = ("format_error", "no_json_object")
     items = []
+    reason: str | None
     for expected in task.items:
         if found is None:
+            assert failure is not None  # set above when nothing was found
             outcome, reason, answered = failure[0], failure[1], None
         else:
             outcome, reason, answered = _score_key(found, expected)

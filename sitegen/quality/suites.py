@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from itertools import permutations
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import model_validator
 
@@ -63,10 +63,17 @@ class AnswerSpec(StrictModel):
                 type(value) in (int, float)
                 and self.decimals is not None
                 and self.decimals >= 0
-                and -Decimal(repr(value)).normalize().as_tuple().exponent <= self.decimals
+                # a finite number's exponent is an int ('n', 'N', 'F' are NaN's and inf's)
+                and -cast(int, Decimal(repr(value)).normalize().as_tuple().exponent)
+                <= self.decimals
             )
         elif self.kind == "choice":
-            ok = type(value) is str and bool(self.choices) and value in self.choices
+            ok = (
+                type(value) is str
+                and self.choices is not None
+                and bool(self.choices)
+                and value in self.choices
+            )
         else:
             ok = type(value) is bool
         if not ok:
@@ -178,6 +185,7 @@ def value_type_label(spec: AnswerSpec) -> str:
     if spec.kind == "integer":
         return "整数"
     if spec.kind == "decimal":
+        assert spec.decimals is not None  # AnswerSpec requires it of a decimal
         return f"小数第{spec.decimals}位までの数値（小数第{spec.decimals + 1}位を四捨五入）"
     if spec.kind == "choice":
         return "".join(f"「{choice}」" for choice in spec.choices or ()) + "のいずれかの文字列"
@@ -646,7 +654,7 @@ def _template(
     make: Callable[[random.Random], Made],
     compose: Callable[[str, AnswerSpec], str] = _with_answer_instruction,
 ) -> _Template:
-    domain = template_id.split(".", 1)[0]
+    domain = cast(DomainId, template_id.split(".", 1)[0])  # TemplateInfo validates it
     info = TemplateInfo(
         template_id=template_id, domain=domain, label=Bilingual(ja=ja, en=en), answer_kind=kind
     )
@@ -724,7 +732,7 @@ _TEMPLATES: tuple[_Template, ...] = (
     _template("evidence.attendance", "choice", "出席の確認", "Attendance", _evidence_attendance),
 )
 
-_DOMAIN_LABELS: dict[str, tuple[str, str]] = {
+_DOMAIN_LABELS: dict[DomainId, tuple[str, str]] = {
     "arithmetic": ("日本語の計算", "Arithmetic (Japanese)"),
     "units": ("単位・指標", "Units and metrics"),
     "records": ("資料集計", "Record aggregation"),

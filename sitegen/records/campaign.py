@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO, ClassVar, Literal
+from typing import BinaryIO, ClassVar, Literal, cast
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -523,9 +523,9 @@ def repeated_attempts(rows: pd.DataFrame, path: Path) -> list[Issue]:
     for i in rows.index[duplicate | after_ok]:
         where = f"{path}:{rows['line'].iat[i]} (trial {rows['trial_id'].iat[i]})"
         if duplicate.iat[i]:
-            issues.append(_duplicate(where, int(first_line.iat[i])))
+            issues.append(_duplicate(where, int(cast(int, first_line.iat[i]))))
         else:
-            issues.append(_after_ok(where, int(ok_line.iat[i])))
+            issues.append(_after_ok(where, int(cast(int, ok_line.iat[i]))))
     return issues
 
 

@@ -21,7 +21,7 @@ import types
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal, Union, get_args, get_origin
+from typing import Literal, Union, cast, get_args, get_origin
 
 import numpy as np
 import pandas as pd
@@ -146,7 +146,7 @@ class RecordTable:
 
     def provenance(self, index: int) -> Provenance:
         """The provenance of the record at ``index``."""
-        return self.provenances[int(self.rows["provenance"].iat[index])]
+        return self.provenances[int(cast(int, self.rows["provenance"].iat[index]))]
 
     def with_provenances(self, change: Callable[[Provenance], Provenance]) -> RecordTable:
         """This table with each distinct provenance replaced by ``change(provenance)``."""
