@@ -318,7 +318,8 @@ def test_labels_a_project_declares_are_taken_as_published(tmp_path: Path, capsys
 def test_a_template_prints_only_the_figures_of_the_table() -> None:
     figures = {"speed/off/q/gen_tps_median": "1,234.50"}
     span = figure_span(figures, "speed/off/q/gen_tps_median")
-    assert span == '<span data-figure="speed/off/q/gen_tps_median">1,234.50</span>'
+    assert str(span) == '<span data-figure="speed/off/q/gen_tps_median">1,234.50</span>'
+    assert (span.value, span.text, span.id) == (None, "1,234.50", "speed/off/q/gen_tps_median")
     with pytest.raises(jinja2.TemplateRuntimeError, match="not a figure of this report"):
         figure_span(figures, "speed/off/q/gen_tps_max")
     # In a catalog string the mark stays markup and the string's own text is escaped.

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 import yaml
-from markupsafe import Markup, escape
+from markupsafe import escape
 
 from sitegen.errors import DataError, Issue, one_line
 from sitegen.project import packaged_theme
@@ -85,15 +85,15 @@ class Catalog:
 
     def t(self, key: str, **values: object) -> str:
         """The string for ``key``, with ``{name}`` placeholders filled from ``values``. With
-        a markup value (a figure marked for the audit) it is markup: the string escaped, the
-        markup kept as it is."""
+        a markup value (anything with ``__html__``: a figure marked for the audit) it is
+        markup: the string escaped, the markup kept as it is."""
         try:
             template = self.strings[key][self.lang]
         except KeyError:
             raise DataError(
                 [Issue(f"theme/i18n/{self.lang}.yml", f"missing key '{key}'", "i18n")]
             ) from None
-        if any(isinstance(value, Markup) for value in values.values()):
+        if any(hasattr(value, "__html__") for value in values.values()):
             return escape(template).format(**values)
         return template.format(**values) if values else template
 

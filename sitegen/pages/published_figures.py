@@ -1,8 +1,10 @@
 """A report's published figures as the pages print them: ``{figure id: text}`` (pure).
 
-The report partials print a figure only through ``figure(id)``, which looks its text up
-here (formatted by ``sitegen/formatting.py``, as every figure is) and marks it
-``<span data-figure="ID">TEXT</span>``; ``sitegen audit`` recomputes this table from a
+The report partials print a figure only as a ``FigureCell`` made here: its value, its
+text (formatted by ``sitegen/formatting.py``, as every figure is) and its id, printed as
+``<span data-figure="ID">TEXT</span>``; the directives hand partials the cells of their
+rows (``figure_cells``), and the partials not yet given cells look one up by id
+(``figure(id)``, ``figure_span``); ``sitegen audit`` recomputes this table from a
 version's downloads and compares every marked figure of every page with it. One table,
 so a page cannot print a figure other than the one the audit recomputes.
 
@@ -24,6 +26,7 @@ Ids are ``/``-separated (plan ids never hold a ``/``):
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -118,13 +121,38 @@ def report_figures(report: Report) -> dict[str, str]:
     return figures
 
 
-def figure_span(figures: dict[str, str], figure_id: str) -> Markup:
+@dataclass(frozen=True)
+class FigureCell:
+    """One figure as a page prints it: the ``value`` behind it, its printed ``text`` and
+    its ``id``. Made once in Python; a partial prints it as it is, marked for the audit
+    (``<span data-figure="ID">TEXT</span>``), or passes it to ``t``, which keeps markup."""
+
+    value: Any
+    text: str
+    id: str
+
+    def __html__(self) -> str:
+        return Markup('<span {}="{}">{}</span>').format(
+            Markup(FIGURE_ATTRIBUTE), self.id, escape(self.text)
+        )
+
+    def __str__(self) -> str:
+        return str(self.__html__())
+
+
+def figure_span(figures: dict[str, str], figure_id: str, value: Any = None) -> FigureCell:
     """The figure ``figure_id`` as a page prints it, marked for the audit; a figure the
     table does not hold is an error (a template cannot print one of its own)."""
     if figure_id not in figures:
         raise jinja2.TemplateRuntimeError(
             f"figure({figure_id!r}): not a figure of this report (pages/published_figures.py)"
         )
-    return Markup('<span {}="{}">{}</span>').format(
-        Markup(FIGURE_ATTRIBUTE), figure_id, escape(figures[figure_id])
-    )
+    return FigureCell(value, figures[figure_id], figure_id)
+
+
+def figure_cells(
+    figures: dict[str, str], prefix: str, values: dict[str, Any]
+) -> dict[str, FigureCell]:
+    """The figures ``<prefix>/<name>`` for each name of ``values`` (the value behind each),
+    as cells by name: e.g. a speed summary row's ``speed/<condition>/<input>/…``."""
+    return {name: figure_span(figures, f"{prefix}/{name}", value) for name, value in values.items()}

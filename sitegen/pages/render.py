@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import cache, partial
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from sitegen.pages.content import (
     refuse_symlinks,
     render_prose,
 )
-from sitegen.pages.directives import Directives, Quote, html_environment
+from sitegen.pages.directives import PageContext, Quote, directive_functions, html_environment
 from sitegen.pages.downloads import (
     DownloadFile,
     ReportFiles,
@@ -171,10 +172,9 @@ def render_docs(
     issues: list[Issue] = []
     records = sum(len(report.campaign) for report in reports)
     collect_each_page = records >= COLLECT_EACH_PAGE_RECORDS
-    printed_figures: dict[str, dict[str, str]] = {}
 
-    def render(template_name: str, directives: Directives) -> str | None:
-        text, found = render_page(content, template_name, directives)
+    def render(template_name: str, ctx: PageContext) -> str | None:
+        text, found = render_page(content, template_name, directive_functions(ctx))
         issues.extend(found)
         if collect_each_page:
             # A page's template context and directives are garbage in reference cycles
@@ -184,11 +184,12 @@ def render_docs(
             release_freed_memory()
         return text
 
-    def render_to(path: str, template_name: str, directives: Directives) -> None:
-        text = render(template_name, directives)
+    def render_to(path: str, template_name: str, ctx: PageContext) -> None:
+        ctx = replace(ctx, extra_files={})
+        text = render(template_name, ctx)
         if text is not None:
             docs[path] = text.encode("utf-8")
-            docs.update(directives.extra_files)
+            docs.update(ctx.extra_files)
 
     issues.extend(check_content_languages(project_dir / "content"))
     with ForkedCall(
@@ -201,84 +202,54 @@ def render_docs(
             report.slug: make_imported_downloads(report, signer) for report in imported
         }
         quoted: dict[tuple[str, str], list[Quote]] = {}
+        # What every page shares (the figures as printed, once a report for the pages of
+        # both languages); each page's context replaces what differs.
+        site = PageContext(partials, catalogs[LANGUAGES[0]], reports=reports, sources=sources)
 
         def render_report_page(report: Report, page: str, lang: str) -> None:
-            directives = Directives(
-                partials,
-                catalogs[lang],
-                report,
-                reports,
-                lambda: report_files()[report.slug].downloads,
+            ctx = replace(
+                site,
+                catalog=catalogs[lang],
+                report=report,
+                downloads=lambda: report_files()[report.slug].downloads,
                 site_root=_site_root(page, lang),
                 report_pages=report_pages(report),
-                sources=sources,
                 quoted=quoted.setdefault((lang, report.slug), []),
                 page=page,
-                printed_figures=printed_figures,
             )
             render_to(
-                f"reports/{report.slug}/{page_name(page, lang)}",
-                f"{lang}/report/{page}.md",
-                directives,
+                f"reports/{report.slug}/{page_name(page, lang)}", f"{lang}/report/{page}.md", ctx
             )
 
         for lang in LANGUAGES:
-            catalog = catalogs[lang]
-            render_to(
-                page_name("index", lang),
-                f"{lang}/index.md",
-                Directives(
-                    partials,
-                    catalog,
-                    None,
-                    reports,
-                    sources=sources,
-                    imported_reports=imported,
-                ),
-            )
+            home = replace(site, catalog=catalogs[lang], imported_reports=imported)
+            render_to(page_name("index", lang), f"{lang}/index.md", home)
             render_to(
                 overview_page(lang),
                 f"{lang}/{OVERVIEW_TEMPLATE}",
-                Directives(
-                    partials,
-                    catalog,
-                    None,
-                    reports,
-                    site_root=_overview_root(lang),
-                    sources=sources,
-                    imported_reports=imported,
-                    language_home="../",
-                ),
+                replace(home, site_root=_overview_root(lang), language_home="../"),
             )
             for comparison in comparisons:
-                directives = Directives(
-                    partials,
-                    catalog,
-                    None,
-                    reports,
+                ctx = replace(
+                    site,
+                    catalog=catalogs[lang],
                     site_root=_comparison_root(lang),
                     comparison=comparison,
-                    sources=sources,
                 )
-                render_to(
-                    comparison_page(comparison, lang), f"{lang}/{COMPARISON_TEMPLATE}", directives
-                )
+                render_to(comparison_page(comparison, lang), f"{lang}/{COMPARISON_TEMPLATE}", ctx)
             for report in reports:
                 for page in report_pages(report):
                     if page not in RENDERED_LAST:
                         render_report_page(report, page, lang)
             for report in imported:
-                directives = Directives(
-                    partials,
-                    catalog,
-                    None,
-                    reports,
-                    imported_downloads[report.slug],
+                ctx = replace(
+                    site,
+                    catalog=catalogs[lang],
+                    downloads=imported_downloads[report.slug],
                     site_root=_site_root("index", lang),
-                    sources=sources,
                     imported=report,
                 )
-                render_to(imported_page(report, lang), f"{lang}/{IMPORTED_TEMPLATE}", directives)
+                render_to(imported_page(report, lang), f"{lang}/{IMPORTED_TEMPLATE}", ctx)
         # The pages that list the downloads wait for them (the other pages of both
         # languages were rendered while they were written); the method page lists every
         # literal of its report's pages, so it comes after them all.
@@ -328,13 +299,16 @@ def _write_reports_files(
 
 
 def render_page(
-    content: jinja2.Environment, template_name: str, directives: Directives
+    content: jinja2.Environment,
+    template_name: str,
+    directives: Mapping[str, Callable[..., object]],
 ) -> tuple[str | None, list[Issue]]:
     """One content page (``<lang>/…md`` of ``content``, a ``content_environment``) with
-    ``directives``: its Markdown (``None`` when the template cannot render) and the issues
-    of its prose (C-FIGURE, raw HTML …) or template, each naming the page."""
+    ``directives`` (by name, bound to the page: ``directive_functions``): its Markdown
+    (``None`` when the template cannot render) and the issues of its prose (C-FIGURE, raw
+    HTML …) or template, each naming the page."""
     calls = DirectiveCalls()
-    functions = {name: calls.wrap(f) for name, f in directives.functions().items()}
+    functions = {name: calls.wrap(f) for name, f in directives.items()}
     try:
         text = content.get_template(template_name).render(**functions)
     except jinja2.TemplateNotFound as exc:

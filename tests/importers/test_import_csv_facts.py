@@ -17,7 +17,7 @@ from sitegen.cli import main
 from sitegen.importers import csv_columns, guidellm
 from sitegen.importers.base import SourceFile
 from sitegen.importers.declaration import assign_conditions, load_declaration
-from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.directives import PageContext, directive_functions, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.project import packaged_theme
 from sitegen.records.campaign import read_campaigns
@@ -103,7 +103,7 @@ def _import(workdir: Path, table: str, declared: str, name: str = "bench") -> Im
 def _render(report: ImportedReport, lang: str) -> tuple[str, str]:
     catalog = Catalog(lang, load_strings(packaged_theme()))
     env = html_environment(str(packaged_theme() / "partials"))
-    html = str(Directives(env, catalog, None, [], imported=report).imported_report())
+    html = str(directive_functions(PageContext(env, catalog, imported=report))["imported_report"]())
     return html, unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
 
 

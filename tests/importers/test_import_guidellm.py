@@ -12,7 +12,7 @@ import pytest
 
 from sitegen.importers import guidellm
 from sitegen.importers.base import SourceFile
-from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.directives import PageContext, directive_functions, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.project import packaged_theme
 from tests.importers.sources import as_file, fixture, fixture_json, imported_report, problem
@@ -210,7 +210,7 @@ def test_a_cap_that_is_not_a_positive_count_is_refused():
 def _render(report, lang: str) -> tuple[str, str]:
     catalog = Catalog(lang, load_strings(packaged_theme()))
     env = html_environment(str(packaged_theme() / "partials"))
-    html = str(Directives(env, catalog, None, [], imported=report).imported_report())
+    html = str(directive_functions(PageContext(env, catalog, imported=report))["imported_report"]())
     return html, unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
 
 

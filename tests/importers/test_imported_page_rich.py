@@ -20,7 +20,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sitegen.cli import main
-from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.directives import PageContext, directive_functions, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.pages.render import check_rendered, imported_page, make_imported_downloads
 from sitegen.project import packaged_theme
@@ -84,7 +84,11 @@ def _render(report: ImportedReport, lang: str) -> tuple[str, str]:
     catalog = Catalog(lang, load_strings(packaged_theme()))
     env = html_environment(str(packaged_theme() / "partials"))
     files = make_imported_downloads(report)
-    html = str(Directives(env, catalog, None, [], files, imported=report).imported_report())
+    html = str(
+        directive_functions(PageContext(env, catalog, downloads=files, imported=report))[
+            "imported_report"
+        ]()
+    )
     return html, unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
 
 

@@ -202,7 +202,8 @@ def test_compiled_theme_templates_are_kept_and_a_warm_build_is_the_same(
 ):
     import jinja2
 
-    from sitegen.pages import directives, template_cache
+    from sitegen.pages import template_cache
+    from sitegen.pages.directives import common as directives
 
     # The partials' environment is made once per process: made anew here (as in a new
     # process), and again by whoever needs it after this test, with the real cache.
@@ -219,7 +220,7 @@ def test_compiled_theme_templates_are_kept_and_a_warm_build_is_the_same(
     # mkdocs' theme (through the hook) and sitegen's partials, both compiled once here.
     material = Path(jinja2.__file__).parents[1] / "material" / "templates" / "base.html"
     assert cache.pattern % cache.get_cache_key("base.html", str(material)) in compiled
-    partial = directives.__file__.replace("pages/directives.py", "defaults/theme/partials")
+    partial = directives.__file__.replace("pages/directives/common.py", "defaults/theme/partials")
     key = cache.get_cache_key("speed_table.html", f"{partial}/speed_table.html")
     assert cache.pattern % key in compiled
     build_site(tmp_path / "data", tmp_path / "warm", PROJECT, version="test")

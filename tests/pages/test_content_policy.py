@@ -13,7 +13,12 @@ from sitegen.build import RenderedSite, render_site
 from sitegen.errors import DataError
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.content import content_environment
-from sitegen.pages.directives import Directives, html_environment, markdown_inline_text
+from sitegen.pages.directives import (
+    PageContext,
+    directive_functions,
+    html_environment,
+    markdown_inline_text,
+)
 from sitegen.pages.i18n import LANGUAGES
 from sitegen.pages.mkdocs import site_config
 from sitegen.pages.render import render_page, report_pages
@@ -68,7 +73,7 @@ def summary_pages(site: RenderedSite, project: Path) -> tuple[dict[str, str | No
     sources = load_sources(project / "content")
     pages, issues = {}, []
     for lang in LANGUAGES:
-        directives = Directives(
+        ctx = PageContext(
             partials,
             site.catalogs[lang],
             report,
@@ -77,7 +82,9 @@ def summary_pages(site: RenderedSite, project: Path) -> tuple[dict[str, str | No
             report_pages=report_pages(report),
             sources=sources,
         )
-        pages[lang], found = render_page(content, f"{lang}/report/index.md", directives)
+        pages[lang], found = render_page(
+            content, f"{lang}/report/index.md", directive_functions(ctx)
+        )
         issues += found
     return pages, issues
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 
-from sitegen.pages.directives import Directives, html_environment
+from sitegen.pages.directives import PageContext, directive_functions, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.plan.items import plan_items
 from sitegen.plan.models import ExamplesSpec
@@ -110,7 +110,7 @@ def test_a_speed_example_shows_the_input_without_filler_and_every_condition(tmp_
 def _render_examples(report, lang: str) -> str:
     catalog = Catalog(lang, load_strings(packaged_theme()))
     env = html_environment(str(packaged_theme() / "partials"))
-    return str(Directives(env, catalog, report, [report]).examples())
+    return str(directive_functions(PageContext(env, catalog, report, [report]))["examples"]())
 
 
 def test_every_drawn_example_is_rendered_with_its_pair(tmp_path):

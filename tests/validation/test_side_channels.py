@@ -270,14 +270,9 @@ def test_labels_reworded_around_their_placeholders_are_allowed(project):
 # --- tooltips and alt texts of content pages ------------------------------------------
 
 
-class _Directives:
-    """Only what ``render_page`` asks of directives: one that renders markup."""
-
-    def functions(self):
-        def headline() -> Markup:
-            return Markup('<p data-claim="speed-ratio">ratio</p>')
-
-        return {"headline": headline}
+def _headline() -> Markup:
+    """A directive that renders markup (``render_page`` takes directives by name)."""
+    return Markup('<p data-claim="speed-ratio">ratio</p>')
 
 
 def page_issues(tmp_path: Path, prose: str) -> list[str]:
@@ -286,7 +281,7 @@ def page_issues(tmp_path: Path, prose: str) -> list[str]:
     (tmp_path / "content" / "en").mkdir(parents=True, exist_ok=True)
     (tmp_path / "content" / "en" / "page.md").write_text(f"# Title\n\n{prose}\n")
     content = content_environment([str(tmp_path / "content")])
-    _, issues = render_page(content, "en/page.md", _Directives())
+    _, issues = render_page(content, "en/page.md", {"headline": _headline})
     return [str(issue) for issue in issues]
 
 

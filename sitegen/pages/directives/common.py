@@ -1,0 +1,142 @@
+"""What every directive shares: the partials' environment and filters, text placed in
+Markdown, rendering a partial as one raw-HTML block, and a report's figures as printed."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from sitegen.formatting import FILTERS
+from sitegen.pages.author_text import render_author_text
+from sitegen.pages.published_figures import FigureCell, figure_cells, figure_span, report_figures
+from sitegen.pages.safe_json import script_json
+from sitegen.pages.template_cache import bytecode_cache
+from sitegen.statistics.dispersion import IQR_FENCE
+from sitegen.text import CONTROL_CHARACTERS
+
+if TYPE_CHECKING:
+    from sitegen.pages.directives import PageContext
+
+CHART_INLINE_BYTES = 60_000
+"""A chart spec larger than this is a JSON file the page loads, not part of the page."""
+TABLE_PAGE_ROWS = 200
+"""Rows of a chart's number table per page; more rows are JSON pages loaded on demand."""
+
+
+@cache
+def html_environment(partials_dir: str) -> jinja2.Environment:
+    """The environment for partials: autoescape on, undefined names are errors. One per
+    folder and process: its templates are loaded once, not at every build (Jinja still
+    reloads a template whose file changed)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(partials_dir),
+        bytecode_cache=bytecode_cache(),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(FILTERS)
+    env.filters["script_json"] = lambda value: Markup(script_json(value))
+    env.filters["text_block"] = text_block
+    env.filters["utc"] = format_utc
+    env.filters["author_text"] = render_author_text
+    env.globals["iqr_fence"] = IQR_FENCE
+    return env
+
+
+def format_utc(value: datetime | None) -> str:
+    """``YYYY-MM-DD HH:MM UTC``, or ``-``."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "-"
+
+
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!])")
+"""Python-Markdown's backslash-escapable characters (``<`` and ``>`` are escaped as HTML)."""
+
+
+def markdown_inline_text(text: str) -> Markup:
+    """Untrusted one-line text placed in Markdown source: ``&``, ``<`` and ``>`` escaped
+    (so entities stay literal) and every Markdown punctuation character backslash-escaped;
+    line breaks become spaces."""
+    flat = " ".join(str(text).split())
+    # Only &, < and > become entities: their names hold no Markdown punctuation, so the
+    # backslashes below never split an entity (quotes need no escaping in element text).
+    return Markup(_MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(flat, quote=False)))
+
+
+def text_block(text: str) -> Markup:
+    """Untrusted multi-line text, escaped, control characters shown as their Unicode
+    pictures (␀, ␛ …), newlines as character references so the surrounding HTML block has
+    no blank line (Markdown would end the block there)."""
+    visible = CONTROL_CHARACTERS.sub(_control_picture, str(text).replace("\r", ""))
+    return Markup(str(escape(visible)).replace("\n", "&#10;"))
+
+
+def _control_picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+def one_block(html: str) -> Markup:
+    """Partials become one raw-HTML block for the Markdown renderer: no blank lines."""
+    # split("\n"), not splitlines(): model text may hold U+2028, form feeds and the like.
+    return Markup("\n".join(line for line in html.split("\n") if line.strip()))
+
+
+def render_partial(ctx: PageContext, partial: str, **context: Any) -> Markup:
+    """The partial ``partial`` rendered for the page of ``ctx`` with ``context``, as one
+    raw-HTML block; every partial also gets the catalog (``t``), the language, the site
+    root, ``field_list`` and ``figure`` (a figure of the report by id)."""
+    template = ctx.env.get_template(partial)
+    return one_block(
+        template.render(
+            t=ctx.catalog.t,
+            lang=ctx.catalog.lang,
+            site_root=ctx.site_root,
+            field_list=lambda names: field_list(ctx, names),
+            figure=lambda figure_id: figure(ctx, figure_id),
+            **context,
+        )
+    )
+
+
+def printed(ctx: PageContext) -> dict[str, str]:
+    """The figures of the page's report as ``report_figures`` prints them (once a report
+    for every page and language)."""
+    report = ctx.require_report()
+    if report.slug not in ctx.printed_figures:
+        ctx.printed_figures[report.slug] = report_figures(report)
+    return ctx.printed_figures[report.slug]
+
+
+def figure(ctx: PageContext, figure_id: str) -> FigureCell:
+    """A figure of the report as ``report_figures`` prints it, marked for the audit."""
+    return figure_span(printed(ctx), figure_id)
+
+
+def cells(ctx: PageContext, prefix: str, values: dict[str, Any]) -> dict[str, FigureCell]:
+    """The figures ``<prefix>/<name>`` of the report, by name, as cells a partial prints
+    (``figure_cells``)."""
+    return figure_cells(printed(ctx), prefix, values)
+
+
+def field_list(ctx: PageContext, names: Iterable[str]) -> str:
+    """Compared fields as readers name them (``compare.field.<name>``), comma-separated."""
+    catalog = ctx.catalog
+    return list_separator(ctx).join(
+        catalog.t(f"compare.field.{name}") if f"compare.field.{name}" in catalog.strings else name
+        for name in names
+    )
+
+
+def list_separator(ctx: PageContext) -> str:
+    """Between the items of a list in a sentence: ``、`` in Japanese, ``, `` otherwise."""
+    return "、" if ctx.catalog.lang == "ja" else ", "
