@@ -290,47 +290,29 @@ def _warn_palette(project: Path) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def _check(args: argparse.Namespace) -> None:
+def _check(args: argparse.Namespace) -> int:
     from sitegen.build import render_site
-    from sitegen.signing import PUBLIC_KEY_FILE, undeclared_key
+    from sitegen.validation.warnings import site_warnings
 
-    checked = render_site(args.data, args.project.resolve(), args.skip)
+    project = args.project.resolve()
+    checked = render_site(args.data, project, args.skip)
     checked.scratch.cleanup()  # nothing is written: the downloads were made to be checked
     pages = sum(1 for path in checked.docs if path.endswith(".md"))
     print(
         f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
         "pass validation and the caveat rules (nothing written)"
     )
-    if declaration := undeclared_key(args.project):
-        print(
-            f"warning: {args.project / PUBLIC_KEY_FILE} is not declared in "
-            f"{args.project / 'mkdocs.yml'}: add `{declaration}` to it, so that a missing or "
-            "replaced key file is refused"
-        )
-    _warn_palette(args.project.resolve())
-    # Warnings only (the exit code is unchanged): a summary without a factor-only comparison
-    # publishes medians but no ratio, which is rarely what the plan meant.
-    for report in checked.reports:
-        if report.headline_warning:
-            print(
-                f"warning: campaign {report.slug}: the summary carries no comparison "
-                f"(no factor-only comparison with both medians): {report.headline_warning}"
-            )
-        if not report.campaign.registration_recorded:
-            print(
-                f"warning: campaign {report.slug}: written before manifest.json recorded the "
-                "registration (registered_at); its registration is taken as the first record's "
-                "start, as its method page states"
-            )
-        for warning in report.observation_warnings:
-            print(f"warning: campaign {report.slug}: {warning}")
-    for comparison in checked.comparisons:
-        for warning in comparison.warnings:
-            print(f"warning: comparison {comparison.spec.id}: {warning}")
+    warnings = site_warnings(project, checked.reports, checked.comparisons)
+    for issue in warnings:
+        print(f"warning: {issue}")
     # Listed on the changelog and the method pages: said here too.
     for entry in checked.left_out:
         why = entry.reason.en if entry.reason else "no reason recorded"
         print(f"left out: campaign {entry.campaign_id} ({entry.cause}): {why}")
+    if warnings and args.strict:
+        print(f"error: {len(warnings)} warning(s), and --strict fails on any", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _verify(args: argparse.Namespace) -> None:
@@ -616,6 +598,11 @@ def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
     check.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     check.add_argument(
         "--project", type=Path, default=Path("."), help="project directory (with mkdocs.yml)"
+    )
+    check.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail (exit code 1) on warnings too, as a CI gate before publishing",
     )
     _add_skip(check)
     check.set_defaults(func=_check)

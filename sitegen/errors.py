@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -88,6 +89,9 @@ class Issue:
     """What is wrong and what to change."""
     rule: str = "schema"
     """The rule id (``schema``, ``C-TRUNC``, …)."""
+    severity: Literal["error", "warning"] = "error"
+    """``error``: nothing is published; ``warning``: the site is published as it is, and
+    ``sitegen check --strict`` fails on it."""
 
     def __str__(self) -> str:
         return f"[{self.rule}] {self.location}: {self.message}"

@@ -97,7 +97,8 @@ def test_check_warns_when_the_summary_carries_no_comparison(tmp_path, capsys):
     summary, *observations = [line for line in out.splitlines() if line.startswith("warning:")]
     assert "no trials with a generation rate: on on short, on on padded" in summary
     assert observations == [
-        f"warning: campaign {summary.split()[2]} no generation rate was measured for on on "
+        f"warning: [observation] campaign {summary.split()[3]} no generation rate was measured "
+        "for on on "
         f"input {name}"
         for name in ("short", "padded")
     ]
@@ -189,3 +190,31 @@ def test_skip_gathers_each_campaign_with_its_reason(tmp_path, capsys):
         assert main([*arguments, "--skip", "b=gone"]) == 2  # no directories of those names
     assert "error: --skip a, b: no campaign directory of that name" in capsys.readouterr().err
     assert seen == {"a": "too slow = broken", "b": "gone"}
+
+
+def test_check_strict_fails_on_warnings_and_passes_without(tmp_path, capsys):
+    from tests.sitefixtures import PROJECT, publishable_campaign
+
+    def check(data, *flags):
+        capsys.readouterr()
+        code = main(["check", "--data", str(data), "--project", str(PROJECT), *flags])
+        return code, capsys.readouterr()
+
+    publishable_campaign(tmp_path / "single" / "data", make_plan(repetitions=1))
+    code, out = check(tmp_path / "single" / "data")
+    assert code == 0 and "warning: [observation] campaign" in out.out
+    code, out = check(tmp_path / "single" / "data", "--strict")
+    assert code == 1 and "--strict fails on any" in out.err
+    assert "fewer than 2 trials with a generation rate on a side" in out.out
+    publishable_campaign(tmp_path / "clean" / "data", make_plan())
+    code, out = check(tmp_path / "clean" / "data", "--strict")
+    assert code == 0 and "warning" not in out.out + out.err
+
+
+def test_warnings_are_issues_with_a_severity():
+    from sitegen.errors import Issue
+    from sitegen.validation.warnings import warning
+
+    assert Issue("plan.json", "bad").severity == "error"
+    issue = warning("campaign x", "no ratio", "headline")
+    assert issue.severity == "warning" and str(issue) == "[headline] campaign x: no ratio"
