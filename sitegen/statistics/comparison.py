@@ -217,7 +217,6 @@ class SideBySide:
     records none of the compared fields, nor the prompt texts inputs are matched by)."""
 
     slug: str
-    title: dict[str, str]
     imported_from: str | None
     """The tool an imported campaign comes from (``GuideLLM 0.8.1``); ``None``: measured."""
     condition_id: str
@@ -253,7 +252,6 @@ class CrossCampaign:
                 cells += [
                     SideBySide(
                         slug,
-                        report.title,
                         report.tool_label,
                         row.condition_id,
                         report.condition_labels[row.condition_id],
@@ -267,7 +265,6 @@ class CrossCampaign:
                 cells += [
                     SideBySide(
                         slug,
-                        dict(report.plan.title),
                         None,
                         row["condition_id"],
                         report.condition_labels[row["condition_id"]],
