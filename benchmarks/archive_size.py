@@ -38,10 +38,10 @@ from unittest import mock
 
 from build_time import SYNTHETIC_ENGINE, register_synthetic_engine, seed_scale_plan, synthesize
 
-import sitegen.build
-from sitegen.build import build_site, render_site
+import sitegen.commands.build
+from sitegen.commands.build import build_site, render_site
+from sitegen.core.signing import load_signer
 from sitegen.measure import run_campaign
-from sitegen.signing import load_signer
 
 PROJECT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 1.2
@@ -72,7 +72,7 @@ def unchanged_versions(data: Path, work: Path, counts: list[int]) -> list[tuple[
     kept = replace(
         rendered, scratch=SimpleNamespace(name=rendered.scratch.name, cleanup=lambda: None)
     )
-    with mock.patch.object(sitegen.build, "render_site", lambda *_args: kept):
+    with mock.patch.object(sitegen.commands.build, "render_site", lambda *_args: kept):
         for number in range(1, max(counts) + 1):
             build_site(data, site, PROJECT, version=f"v{number}")
             if number in counts:

@@ -45,14 +45,14 @@ from dataclasses import replace
 from pathlib import Path
 from unittest import mock
 
-from sitegen.audit import audit_site
-from sitegen.build import build_site
 from sitegen.cli import exit_without_teardown
-from sitegen.engine import registry
+from sitegen.commands.audit import audit_site
+from sitegen.commands.build import build_site
+from sitegen.engine import engines as registry
 from sitegen.engine.fake import FakeEngine
 from sitegen.measure import run_campaign
 from sitegen.plan.items import suite_sha256
-from sitegen.plan.models import (
+from sitegen.plan.plan_models import (
     ConditionSpec,
     InputSpec,
     ModelSpec,

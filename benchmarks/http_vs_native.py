@@ -20,8 +20,8 @@ from pathlib import Path
 
 from sitegen.engine.llamacpp_embedded import EmbeddedLlamaCpp
 from sitegen.measure import run_campaign
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
-from sitegen.records.models import TrialRecord
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+from sitegen.records.record_models import TrialRecord
 
 CONTEXT = 2048
 THREADS = 2

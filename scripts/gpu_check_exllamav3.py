@@ -49,8 +49,8 @@ sys.path.insert(0, str(ROOT))
 
 from sitegen.engine.nvml import nvml_devices  # noqa: E402
 from sitegen.measure import run_campaign  # noqa: E402
-from sitegen.plan.io import campaign_id  # noqa: E402
-from sitegen.plan.models import (  # noqa: E402
+from sitegen.plan.plan_file import campaign_id  # noqa: E402
+from sitegen.plan.plan_models import (  # noqa: E402
     ConditionSpec,
     InputSpec,
     ModelSpec,
@@ -60,7 +60,7 @@ from sitegen.plan.models import (  # noqa: E402
     TelemetrySpec,
 )
 from sitegen.records.campaign import CAMPAIGNS_DIR, read_campaign  # noqa: E402
-from sitegen.records.models import TrialRecord  # noqa: E402
+from sitegen.records.record_models import TrialRecord  # noqa: E402
 from sitegen.statistics.report import make_report  # noqa: E402
 
 OUT = Path(os.environ.get("OUT") or Path(tempfile.gettempdir()) / "exl3_check_out")

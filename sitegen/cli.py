@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
-from sitegen.errors import ConfigError, SitegenError, UsageError
+from sitegen.core.errors import ConfigError, SitegenError, UsageError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -94,18 +94,18 @@ def _measure(args: argparse.Namespace) -> int:
         if args.dry_run:
             raise ConfigError("--dry-run checks a --plan or the demo; a fleet has no preflight")
         return _measure_fleet(args)
+    from sitegen.core.project import project_plans
     from sitegen.measure import run_campaign
+    from sitegen.measure.preflight import preflight, trial_summary
     from sitegen.plan.demo import DEMO_PLANS
-    from sitegen.plan.io import load_plan
-    from sitegen.preflight import preflight, trial_summary
-    from sitegen.project import project_plans
+    from sitegen.plan.plan_file import load_plan
     from sitegen.records.layout import CAMPAIGNS_DIR
-    from sitegen.records.registry import find_campaign
+    from sitegen.records.registrations import find_campaign
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
-    from sitegen.progress import MeasureDisplay
-    from sitegen.signing import load_signer
+    from sitegen.core.signing import load_signer
+    from sitegen.measure.progress import MeasureDisplay
 
     # In a project: its plans/; elsewhere (or with none) the built-in demo.
     files = [args.plan] if args.plan else project_plans(Path("."))
@@ -193,9 +193,9 @@ def _print_preflight(checks, dry_run: bool) -> bool:
 
 
 def _measure_fleet(args: argparse.Namespace) -> int:
-    from sitegen.fleet.io import load_fleet
-    from sitegen.fleet.runner import run_fleet
-    from sitegen.signing import load_signer
+    from sitegen.core.signing import load_signer
+    from sitegen.fleet.fleet_file import load_fleet
+    from sitegen.fleet.fleet_runner import run_fleet
 
     if args.plan:
         raise ConfigError("--fleet names the plans of its campaigns; give --plan or --fleet")
@@ -234,7 +234,7 @@ def _measure_fleet(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> None:
-    from sitegen.project import require_project
+    from sitegen.core.project import require_project
     from sitegen.publish.archive import check_label
     from sitegen.publish.inputs import unchanged_build
 
@@ -256,7 +256,7 @@ def _build(args: argparse.Namespace) -> None:
             marker.records,
         )
     else:
-        from sitegen.build import build_site
+        from sitegen.commands.build import build_site
 
         result = build_site(
             args.data, args.site, project, args.version, inputs_sha256, skip=args.skip
@@ -291,7 +291,7 @@ def _warn_palette(project: Path) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from sitegen.build import render_site
+    from sitegen.commands.build import render_site
     from sitegen.validation.warnings import site_warnings
 
     project = args.project.resolve()
@@ -316,8 +316,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> None:
+    from sitegen.core.signing import fingerprint, project_key
     from sitegen.records.verify import verify_campaign
-    from sitegen.signing import fingerprint, project_key
 
     key = project_key(args.project)
     signed = f", signed by {fingerprint(key)}" if key is not None else ""
@@ -330,7 +330,7 @@ def _verify(args: argparse.Namespace) -> None:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from sitegen.audit import audit_site
+    from sitegen.commands.audit import audit_site
 
     started = time.monotonic()
     result = audit_site(args.site, args.version, args.key, args.deadline)
@@ -360,8 +360,8 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _keys_init(args: argparse.Namespace) -> int:
+    from sitegen.core.signing import SIGNATURE_SUFFIX, init_keys, read_signer, sign_existing
     from sitegen.records.layout import MANIFEST_FILE, campaign_directories
-    from sitegen.signing import SIGNATURE_SUFFIX, init_keys, read_signer, sign_existing
 
     private, public, print_ = init_keys(args.project, args.key_dir)
     print(f"private key {private} (keep it outside the project; its path is in your config)")
@@ -392,7 +392,7 @@ def _keys_init(args: argparse.Namespace) -> int:
 
 
 def _keys_sign(args: argparse.Namespace) -> None:
-    from sitegen.signing import load_signer, sign_existing
+    from sitegen.core.signing import load_signer, sign_existing
 
     signer = load_signer(args.project)
     if signer is None:
@@ -402,8 +402,8 @@ def _keys_sign(args: argparse.Namespace) -> None:
 
 
 def _import(args: argparse.Namespace) -> None:
-    from sitegen.importers.campaign import import_campaign
-    from sitegen.signing import load_signer
+    from sitegen.core.signing import load_signer
+    from sitegen.importers.import_campaign import import_campaign
 
     result = import_campaign(
         args.format,
@@ -423,7 +423,7 @@ def _import(args: argparse.Namespace) -> None:
 
 
 def _engines(args: argparse.Namespace) -> None:
-    from sitegen.engine.registry import ENGINES
+    from sitegen.engine.engines import ENGINES
 
     for entry in ENGINES.values():
         use = "publishable" if entry.publishable else "tests only, never published"
@@ -440,7 +440,7 @@ def _schema(args: argparse.Namespace) -> None:
 
 
 def _init(args: argparse.Namespace) -> None:
-    from sitegen.init_project import init_project
+    from sitegen.commands.init_project import init_project
 
     for path in init_project(args.directory):
         print(path)
@@ -504,14 +504,14 @@ class _PrintVersion(argparse.Action):
 
 
 def _import_formats():
-    from sitegen.importers.registry import FORMATS
+    from sitegen.importers.formats import FORMATS
 
     return FORMATS
 
 
 def _engines_epilog() -> str:
     """The registered engines, for ``measure --help`` (the registry imports no engine)."""
-    from sitegen.engine.registry import ENGINES
+    from sitegen.engine.engines import ENGINES
 
     return "engines (a plan's engine; `sitegen engines` says more):\n" + "".join(
         f"  {entry.id:<18} {entry.description}"

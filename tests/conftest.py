@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
-from sitegen.signing import KEY_ENV
+from sitegen.core.signing import KEY_ENV
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 
 _TESTS = Path(__file__).parent
 SLOW_MODULES = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sitegen.plan.models import SpeculativeSpec
-from sitegen.records.models import TrialRecord
+from sitegen.plan.plan_models import SpeculativeSpec
+from sitegen.records.record_models import TrialRecord
 
 H100_DRIVER = "550.54.15"
 MTP = SpeculativeSpec(mode="draft-mtp", draft_max=3)

@@ -30,10 +30,11 @@ from unittest import mock
 import yaml
 from pydantic import ValidationError
 
+from sitegen.core.project import packaged_content
 from sitegen.measure import run_campaign
-from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.plan.items import suite_sha256
-from sitegen.plan.models import (
+from sitegen.plan.plan_file import campaign_id, canonical_plan_json, plan_sha256
+from sitegen.plan.plan_models import (
     ConditionSpec,
     DocumentSpec,
     InputSpec,
@@ -42,7 +43,6 @@ from sitegen.plan.models import (
     SamplingOverride,
     SpeculativeSpec,
 )
-from sitegen.project import packaged_content
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.layout import (
@@ -53,8 +53,8 @@ from sitegen.records.layout import (
     REGISTRY_FILE,
     sha256_file,
 )
-from sitegen.records.models import ArtifactEntry, Manifest, TrialRecord
-from sitegen.records.registry import find_campaign
+from sitegen.records.record_models import ArtifactEntry, Manifest, TrialRecord
+from sitegen.records.registrations import find_campaign
 from sitegen.validation import validate_campaigns
 from tests.conftest import make_plan
 
@@ -372,7 +372,7 @@ def published_folder(version: Path, folder: str) -> dict[str, Path]:
 
 
 _RENDERED: dict[str, Any] = {}
-"""``reusing_renders``' renderings (``sitegen.build.RenderedSite``) by their inputs' digest."""
+"""``reusing_renders``' renderings (``sitegen.commands.build.RenderedSite``) by their inputs' digest."""
 
 
 def _render_inputs_digest(data_dir: Path, project_dir: Path, skip: Iterable[str]) -> str:
@@ -417,9 +417,11 @@ def reusing_renders() -> Iterator[None]:
     again; a rendering that fails is not kept. For tests of what a build does after
     rendering (publishing, the archive, locks, faults while writing): a test of what the
     build reads or renders must not use it."""
-    import sitegen.build
+    import sitegen.commands.build
 
-    with mock.patch.object(sitegen.build, "render_site", rendering_once(sitegen.build.render_site)):
+    with mock.patch.object(
+        sitegen.commands.build, "render_site", rendering_once(sitegen.commands.build.render_site)
+    ):
         yield
 
 

@@ -19,11 +19,19 @@ from urllib.parse import quote
 import jinja2
 import pytest
 
-from sitegen.audit import linked_pages, pick_version
-from sitegen.build import build_site
 from sitegen.cli import main
-from sitegen.errors import UsageError
-from sitegen.init_project import init_project
+from sitegen.commands.audit import linked_pages, pick_version
+from sitegen.commands.build import build_site
+from sitegen.commands.init_project import init_project
+from sitegen.core.errors import UsageError
+from sitegen.core.signing import (
+    KEY_ENV,
+    PUBLIC_KEY_FILE,
+    Signer,
+    init_keys,
+    load_signer,
+    sign_existing,
+)
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.published_figures import figure_span
 from sitegen.publish.signed_files import (
@@ -34,14 +42,6 @@ from sitegen.publish.signed_files import (
     write_list,
 )
 from sitegen.records.layout import sha256_file
-from sitegen.signing import (
-    KEY_ENV,
-    PUBLIC_KEY_FILE,
-    Signer,
-    init_keys,
-    load_signer,
-    sign_existing,
-)
 from tests.sitefixtures import publishable_campaign, report_address
 
 VERSION = "a"

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.audit
-from sitegen.build import build_site
+import sitegen.commands.audit
 from sitegen.cli import main
-from sitegen.init_project import init_project
-from sitegen.plan.models import ModelSpec
+from sitegen.commands.build import build_site
+from sitegen.commands.init_project import init_project
+from sitegen.core.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer, sign_existing
+from sitegen.plan.plan_models import ModelSpec
 from sitegen.publish.signed_files import FILE_LIST
-from sitegen.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer, sign_existing
 from tests.conftest import make_plan
 from tests.sitefixtures import publishable_campaign, report_address
 
@@ -491,7 +491,7 @@ def hostile_server() -> Iterator[Callable[[str], str]]:
 
 
 def test_an_endless_body_stops_at_the_limit(hostile_server, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(sitegen.audit, "UNLISTED_LIMIT", 1 << 20)
+    monkeypatch.setattr(sitegen.commands.audit, "UNLISTED_LIMIT", 1 << 20)
     code, out = audit(hostile_server("endless"), capsys)
     assert code == 1
     assert re.search(r"versions\.json: more than 1,048,576 bytes", out), out

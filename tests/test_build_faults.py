@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import build_site, render_site
 from sitegen.cli import main
-from sitegen.errors import DataError
-from sitegen.lock import exclusive_lock
-from sitegen.plan.io import canonical_plan_json
-from sitegen.plan.models import InputSpec
+from sitegen.commands.build import build_site, render_site
+from sitegen.core.errors import DataError
+from sitegen.core.lock import exclusive_lock
+from sitegen.plan.plan_file import canonical_plan_json
+from sitegen.plan.plan_models import InputSpec
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.layout import LOCK_FILE
 from sitegen.records.verify import verify_campaign

@@ -12,7 +12,7 @@ import pytest
 
 from sitegen.cli import main
 from sitegen.pages.schema import SCHEMA_MODELS
-from sitegen.plan.io import canonical_plan_json
+from sitegen.plan.plan_file import canonical_plan_json
 from tests.conftest import make_plan
 
 
@@ -75,7 +75,7 @@ def _check_output(tmp_path, plan, capsys, mutate=None) -> str:
 
 
 def test_check_warns_when_the_summary_carries_no_comparison(tmp_path, capsys):
-    from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+    from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 
     spec = SpeculativeSpec(mode="ngram-simple", draft_max=4)
     configuration = make_plan(
@@ -143,7 +143,7 @@ def test_check_warns_for_each_observation_without_a_figure(tmp_path, capsys):
 def test_the_console_command_ends_at_once_after_a_check_with_its_output_flushed(tmp_path):
     # ``python -m sitegen`` ends a check without Python's teardown (os._exit): what it
     # printed into a pipe still arrives, and its scratch folder is gone.
-    from sitegen.build import SCRATCH_PREFIX
+    from sitegen.commands.build import SCRATCH_PREFIX
     from tests.sitefixtures import PROJECT, publishable_campaign
 
     publishable_campaign(tmp_path / "data")
@@ -174,7 +174,7 @@ def test_skip_without_a_reason_is_refused_naming_the_form_it_takes(tmp_path, cap
 
 
 def test_skip_gathers_each_campaign_with_its_reason(tmp_path, capsys):
-    from sitegen.build import render_site
+    from sitegen.commands.build import render_site
 
     seen = {}
 
@@ -182,11 +182,11 @@ def test_skip_gathers_each_campaign_with_its_reason(tmp_path, capsys):
         seen.update(skip)
         return render_site(data_dir, project_dir, skip, signer)
 
-    import sitegen.build
+    import sitegen.commands.build
 
     arguments = ["check", "--data", str(tmp_path), "--skip", "a=too slow = broken"]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sitegen.build, "render_site", checked)
+        patch.setattr(sitegen.commands.build, "render_site", checked)
         assert main([*arguments, "--skip", "b=gone"]) == 2  # no directories of those names
     assert "error: --skip a, b: no campaign directory of that name" in capsys.readouterr().err
     assert seen == {"a": "too slow = broken", "b": "gone"}
@@ -212,7 +212,7 @@ def test_check_strict_fails_on_warnings_and_passes_without(tmp_path, capsys):
 
 
 def test_warnings_are_issues_with_a_severity():
-    from sitegen.errors import Issue
+    from sitegen.core.errors import Issue
     from sitegen.validation.warnings import warning
 
     assert Issue("plan.json", "bad").severity == "error"

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from sitegen.errors import BuildError, MissingDependency, StorageError
-from sitegen.forked import CAN_FORK, ForkedCall
+from sitegen.core.errors import BuildError, MissingDependency, StorageError
+from sitegen.core.forked import CAN_FORK, ForkedCall
 
 pytestmark = pytest.mark.skipif(not CAN_FORK, reason="this platform does not fork")
 
@@ -73,7 +73,7 @@ def test_a_child_whose_parent_is_gone_ends_quietly():
 
     script = (
         "import os, time\n"
-        "from sitegen.forked import ForkedCall\n"
+        "from sitegen.core.forked import ForkedCall\n"
         "call = ForkedCall(lambda: time.sleep(0.5) or 'x' * 1_000_000)\n"
         "call._receive.close()\n"
         "os._exit(0)\n"

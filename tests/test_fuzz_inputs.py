@@ -684,7 +684,7 @@ def test_every_import_source_and_declaration(tmp_path: Path) -> None:
 
 
 def test_every_plan_syntax(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sitegen.preflight.preflight", _no_engines)
+    monkeypatch.setattr("sitegen.measure.preflight.preflight", _no_engines)
     tally = fuzz(plan_inputs(tmp_path, Mutator(SEED + 1), PLAN_INPUTS), Tally())
     _assert_clean(tally, PLAN_INPUTS * 3)
 
@@ -714,10 +714,10 @@ def _main() -> None:
     """Every input, its counts printed (``python -m tests.test_fuzz_inputs [TARGET…]``)."""
     import tempfile
 
-    import sitegen.preflight
+    import sitegen.measure.preflight
     from tests.sitefixtures import copy_project, publishable_campaign
 
-    sitegen.preflight.preflight = _no_engines
+    sitegen.measure.preflight.preflight = _no_engines
     wanted = set(sys.argv[1:]) or {"import", "plan", "project"}
     root = Path(tempfile.mkdtemp(prefix="sitegen-fuzz-"))
     tally = Tally()
@@ -754,7 +754,7 @@ def test_a_full_disk_in_the_template_cache_is_one_line_and_leaves_no_cache(
 
     import jinja2
 
-    from sitegen.errors import StorageError
+    from sitegen.core.errors import StorageError
     from sitegen.pages.template_cache import _FolderCache
 
     def full(self, f) -> None:
@@ -783,7 +783,7 @@ def test_a_build_during_a_measure_names_the_measure(tmp_path: Path, capsys) -> N
 
     directory = publishable_campaign(tmp_path / "data").parent
     hold = (
-        "import sys, time\nfrom pathlib import Path\nfrom sitegen.lock import exclusive_lock\n"
+        "import sys, time\nfrom pathlib import Path\nfrom sitegen.core.lock import exclusive_lock\n"
         "sys.argv = ['sitegen', 'measure', '--plan', 'plans/x.yaml']\n"
         f"with exclusive_lock(Path({str(directory / LOCK_FILE)!r}), 'campaign'):\n"
         "    print('held', flush=True)\n    time.sleep(60)\n"

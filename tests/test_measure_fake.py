@@ -8,9 +8,9 @@ import pytest
 
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.models import ConditionSpec
+from sitegen.plan.plan_models import ConditionSpec
 from sitegen.records.campaign import read_campaign
-from sitegen.records.registry import find_campaign
+from sitegen.records.registrations import find_campaign
 from sitegen.records.verify import verify_campaign
 from sitegen.validation import validate_campaigns
 from tests.conftest import break_the_sixth_append, make_plan
@@ -79,8 +79,8 @@ def test_engine_error_and_missed_length_become_failed_records(tmp_path):
 
 
 def test_load_failures_are_recorded_until_the_condition_stops(tmp_path, monkeypatch):
+    from sitegen.core.errors import EngineError
     from sitegen.engine import fake
-    from sitegen.errors import EngineError
 
     def refuse(self, plan, condition):
         raise EngineError("out of memory while loading")

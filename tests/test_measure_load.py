@@ -11,14 +11,14 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from sitegen.engine.base import GenerationRequest
+from sitegen.engine.contract import GenerationRequest
 from sitegen.engine.fake import FakeEngine
 from sitegen.measure import run_campaign
 from sitegen.pages.downloads import make_downloads
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.models import ConditionSpec, InputSpec
+from sitegen.plan.plan_models import ConditionSpec, InputSpec
 from sitegen.records.campaign import read_campaign
-from sitegen.records.registry import find_campaign
+from sitegen.records.registrations import find_campaign
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.load import LOAD_COLUMNS

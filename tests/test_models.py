@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sitegen.models import StrictModel, field_docstrings
+from sitegen.core.strict_model import StrictModel, field_docstrings
 
 
 class Base(StrictModel):

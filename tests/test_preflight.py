@@ -22,9 +22,9 @@ import pytest
 from sitegen.cli import main
 from sitegen.engine import server as server_module
 from sitegen.engine.fake import FakeEngine
-from sitegen.plan.io import canonical_plan_json
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
-from sitegen.progress import MeasureDisplay
+from sitegen.measure.progress import MeasureDisplay
+from sitegen.plan.plan_file import canonical_plan_json
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 from tests.conftest import make_plan
 
 MODEL = ModelSpec(name="stub-model", source="/nowhere/stub-model.gguf", quantization="Q4")
@@ -165,7 +165,7 @@ def test_memory_probe_required_on_this_host_warned_for_a_remote_one(
     assert "engine_options.memory_unavailable: true" in err
     assert measure(tmp_path, http_plan(url, memory_unavailable=True), "--dry-run") == 0
     assert "warning" not in capsys.readouterr().err
-    monkeypatch.setattr("sitegen.preflight.is_local", lambda url: False)
+    monkeypatch.setattr("sitegen.measure.preflight.is_local", lambda url: False)
     assert measure(tmp_path, http_plan(url), "--dry-run") == 0
     assert "is on another host, so its records carry no memory figures" in capsys.readouterr().err
 

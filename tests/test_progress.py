@@ -7,11 +7,11 @@ from __future__ import annotations
 import io
 import re
 
+from sitegen.core.errors import EngineError
 from sitegen.engine import fake
-from sitegen.errors import EngineError
 from sitegen.measure import run_campaign
+from sitegen.measure.progress import MeasureDisplay
 from sitegen.plan.expand import expand_trials
-from sitegen.progress import MeasureDisplay
 from tests.conftest import make_plan
 
 

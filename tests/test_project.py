@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from sitegen.build import render_site
 from sitegen.cli import main
-from sitegen.errors import ConfigError, DataError
-from sitegen.init_project import init_project
+from sitegen.commands.build import render_site
+from sitegen.commands.init_project import init_project
+from sitegen.core.errors import ConfigError, DataError
+from sitegen.core.project import project_plans
 from sitegen.pages.i18n import load_catalogs
 from sitegen.pages.mkdocs import (
     ReportNav,
@@ -18,8 +19,7 @@ from sitegen.pages.mkdocs import (
     read_site_settings,
     site_config,
 )
-from sitegen.plan.io import load_plan
-from sitegen.project import project_plans
+from sitegen.plan.plan_file import load_plan
 from tests.sitefixtures import copy_project, publishable_campaign
 
 TITLE = {"ja": "チームの報告", "en": "Team reports"}

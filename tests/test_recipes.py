@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
-import sitegen.project
-from sitegen.build import render_site
-from sitegen.engine import options, registry
+import sitegen.core.project
+from sitegen.commands.build import render_site
+from sitegen.core.errors import ConfigError, DataError
+from sitegen.engine import engines as registry
+from sitegen.engine import options
 from sitegen.engine.fake import FakeEngine
 from sitegen.engine.options import FakeOptions
-from sitegen.errors import ConfigError, DataError
 from sitegen.measure import run_campaign
 from sitegen.pages import directives, render
 from sitegen.pages.directives.common import render_partial
@@ -117,8 +118,8 @@ def test_add_a_statistic(project, data, tmp_path, monkeypatch):
     monkeypatch.setattr(Report, "toy_total_tokens", property(toy_total_tokens), raising=False)
     monkeypatch.setitem(directives.DIRECTIVES, "toy_total", toy_total)
     defaults = tmp_path / "defaults"
-    shutil.copytree(sitegen.project.DEFAULTS, defaults)
-    monkeypatch.setattr(sitegen.project, "DEFAULTS", defaults)
+    shutil.copytree(sitegen.core.project.DEFAULTS, defaults)
+    monkeypatch.setattr(sitegen.core.project, "DEFAULTS", defaults)
     (defaults / "theme" / "partials" / "toy.html").write_text(
         '<p class="toy-total">{{ total|num }}</p>'
     )

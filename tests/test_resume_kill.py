@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import load_plan
-from sitegen.plan.models import Plan
-from sitegen.records.models import TrialRecord
-from sitegen.records.registry import find_campaign
+from sitegen.plan.plan_file import load_plan
+from sitegen.plan.plan_models import Plan
+from sitegen.records.record_models import TrialRecord
+from sitegen.records.registrations import find_campaign
 
 PLAN = """
 name: resume-kill

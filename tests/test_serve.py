@@ -8,8 +8,8 @@ import urllib.request
 
 import pytest
 
-from sitegen.build import build_site
 from sitegen.cli import main
+from sitegen.commands.build import build_site
 from tests.sitefixtures import PROJECT, publishable_campaign, published_objects
 
 

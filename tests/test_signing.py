@@ -18,15 +18,11 @@ from unittest import mock
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from sitegen.build import build_site, render_site
 from sitegen.cli import main
-from sitegen.errors import ConfigError, DataError, IntegrityError
-from sitegen.init_project import init_project
-from sitegen.measure import run_campaign
-from sitegen.pages.mkdocs import read_site_settings
-from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
-from sitegen.records.verify import verify_campaign
-from sitegen.signing import (
+from sitegen.commands.build import build_site, render_site
+from sitegen.commands.init_project import init_project
+from sitegen.core.errors import ConfigError, DataError, IntegrityError
+from sitegen.core.signing import (
     KEY_ENV,
     PUBLIC_KEY_FILE,
     Signer,
@@ -39,6 +35,10 @@ from sitegen.signing import (
     sign_existing,
     signed_at,
 )
+from sitegen.measure import run_campaign
+from sitegen.pages.mkdocs import read_site_settings
+from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
+from sitegen.records.verify import verify_campaign
 from tests.conftest import make_plan
 from tests.sitefixtures import (
     publishable_campaign,
@@ -104,7 +104,7 @@ def test_a_measure_with_nothing_new_keeps_the_signature_and_its_date(keyed, tmp_
     before = (directory / MANIFEST_FILE).read_bytes(), signature.read_bytes()
     earlier = json.loads(before[1])["signed_at"]
     # A second later the date would differ, were the manifest signed again.
-    with mock.patch("os.fsync"), mock.patch("sitegen.signing.datetime") as clock:
+    with mock.patch("os.fsync"), mock.patch("sitegen.core.signing.datetime") as clock:
         clock.now.return_value.isoformat.return_value = "2099-01-01T00:00:00+00:00"
         result = run_campaign(make_plan(), tmp_path / "data", signer=signer)
     assert result.directory == directory

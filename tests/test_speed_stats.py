@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 from sitegen.records.table import RecordTable
 from sitegen.statistics.speed import compare_conditions, speed_summary
 from sitegen.statistics.trials import trials_frame, usable
@@ -127,7 +127,7 @@ def test_location_options_never_make_a_configuration_comparison():
     when the records show everything else recorded and equal."""
     from pathlib import Path
 
-    from sitegen.plan.io import load_plan
+    from sitegen.plan.plan_file import load_plan
 
     plan = load_plan(
         Path(__file__).parents[1] / "examples" / "plans" / "glm-h100-llamacpp-http.yaml"

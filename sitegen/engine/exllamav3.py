@@ -24,18 +24,18 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from sitegen.engine.base import Engine, EngineDescription, GenerationRequest
+from sitegen.core.errors import ConfigError, EngineError, MissingDependency
+from sitegen.engine.contract import Engine, EngineDescription, GenerationRequest
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.nvml import nvml_devices, nvml_probes
 from sitegen.engine.options import ExLlamaV3Options
-from sitegen.errors import ConfigError, EngineError, MissingDependency
-from sitegen.plan.models import ConditionSpec, Plan, SpeculativeSpec
-from sitegen.records.models import DeviceInfo, EngineInfo, Finish
+from sitegen.plan.plan_models import ConditionSpec, Plan, SpeculativeSpec
+from sitegen.records.record_models import DeviceInfo, EngineInfo, Finish
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 
 if TYPE_CHECKING:
-    from sitegen.engine.base import WaitReport
+    from sitegen.engine.contract import WaitReport
 
 PAGE_SIZE = 256
 """ExLlamaV3's cache page: the cache size must be a multiple of it."""

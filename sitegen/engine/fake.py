@@ -18,15 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.engine.base import Engine, EngineDescription, GenerationRequest
+from sitegen.core.errors import EngineError
+from sitegen.engine.contract import Engine, EngineDescription, GenerationRequest
 from sitegen.engine.options import FakeOptions
-from sitegen.errors import EngineError
-from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records.models import DeviceInfo, EngineInfo, ModelInfo
+from sitegen.plan.plan_models import ConditionSpec, Plan
+from sitegen.records.record_models import DeviceInfo, EngineInfo, ModelInfo
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 
 if TYPE_CHECKING:
-    from sitegen.engine.base import WaitReport
+    from sitegen.engine.contract import WaitReport
 
 FAKE_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon")
 FAKE_PREFILL_S = 0.01

@@ -18,19 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from sitegen.engine.base import Engine, EngineDescription, GenerationRequest
+from sitegen.core.errors import ConfigError, EngineError, MissingDependency
+from sitegen.engine.contract import Engine, EngineDescription, GenerationRequest
 from sitegen.engine.memory import cpu_name
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.native_output import NativeOutput
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.options import EmbeddedLlamaCppOptions
-from sitegen.errors import ConfigError, EngineError, MissingDependency
-from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records.models import DeviceInfo, EngineInfo
+from sitegen.plan.plan_models import ConditionSpec, Plan
+from sitegen.records.record_models import DeviceInfo, EngineInfo
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 
 if TYPE_CHECKING:
-    from sitegen.engine.base import WaitReport
+    from sitegen.engine.contract import WaitReport
 
 _SPEC_TYPES = {
     "ngram-simple": "NGRAM_SIMPLE",

@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx
 
-from sitegen.engine.base import GenerationRequest
+from sitegen.core.errors import EngineError
+from sitegen.engine.contract import GenerationRequest
 from sitegen.engine.llamacpp_embedded import (
     context_per_slot,
     request_body,
@@ -35,9 +36,8 @@ from sitegen.engine.server import (
     wait_until_ready,
 )
 from sitegen.engine.sse import stream_openai
-from sitegen.errors import EngineError
-from sitegen.plan.models import ConditionSpec, Plan, SpeculativeSpec
-from sitegen.records.models import EngineInfo, ModelInfo
+from sitegen.plan.plan_models import ConditionSpec, Plan, SpeculativeSpec
+from sitegen.records.record_models import EngineInfo, ModelInfo
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent
 
 # Plan modes → llama.cpp `--spec-type` names.

@@ -6,7 +6,7 @@ import os
 import threading
 from typing import Final, Literal, Protocol
 
-from sitegen.records.models import DeviceMemory
+from sitegen.records.record_models import DeviceMemory
 
 _PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
 

@@ -9,9 +9,9 @@ import re
 from functools import cache
 from pathlib import Path
 
-from sitegen.errors import ConfigError, MissingDependency
-from sitegen.plan.models import ModelSpec
-from sitegen.records.models import ModelInfo, ModelShard
+from sitegen.core.errors import ConfigError, MissingDependency
+from sitegen.plan.plan_models import ModelSpec
+from sitegen.records.record_models import ModelInfo, ModelShard
 
 
 def resolve_model_path(source: str) -> Path:

@@ -10,7 +10,7 @@ import os
 from typing import Any, Final
 
 from sitegen.engine.memory import MemoryProbe
-from sitegen.records.models import DeviceInfo
+from sitegen.records.record_models import DeviceInfo
 
 _MIB = 2**20
 

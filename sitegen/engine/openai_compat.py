@@ -24,7 +24,8 @@ from typing import Any
 
 import httpx
 
-from sitegen.engine.base import GenerationRequest
+from sitegen.core.errors import ConfigError, EngineError
+from sitegen.engine.contract import GenerationRequest
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
 from sitegen.engine.options import OpenAIOptions
 from sitegen.engine.server import (
@@ -37,9 +38,8 @@ from sitegen.engine.server import (
     wait_until_ready,
 )
 from sitegen.engine.sse import error_message, stream_openai
-from sitegen.errors import ConfigError, EngineError
-from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records.models import EngineInfo, ModelInfo
+from sitegen.plan.plan_models import ConditionSpec, Plan
+from sitegen.records.record_models import EngineInfo, ModelInfo
 from sitegen.records.stream import StreamEnd, StreamEvent
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitegen.engine.base import GenerationRequest
-from sitegen.records.models import Finish
+from sitegen.engine.contract import GenerationRequest
+from sitegen.records.record_models import Finish
 from sitegen.records.stream import StreamChunk, StreamEnd
 
 _FINISH: dict[str, Finish] = {

@@ -5,7 +5,7 @@ This module imports no engine, so a plan's options are checked when it is
 loaded without importing any engine (torch, exllamav3, xllamacpp, httpx). A field marked
 ``location`` only says where a server is, how to reach or observe it: it is recorded as a flag
 but does not make two conditions differ (``location_options``). Which model belongs to
-which engine is said by the engine's row in ``sitegen.engine.registry``.
+which engine is said by the engine's row in ``sitegen.engine.engines``.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator
 
-from sitegen.engine.registry import engine_entry
-from sitegen.errors import ConfigError, error_message
-from sitegen.models import StrictModel
+from sitegen.core.errors import ConfigError, error_message
+from sitegen.core.strict_model import StrictModel
+from sitegen.engine.engines import engine_entry
 
 if TYPE_CHECKING:
-    from sitegen.plan.models import ConditionSpec, Plan
+    from sitegen.plan.plan_models import ConditionSpec, Plan
 
 LOCATION: dict[str, Any] = {"location": True}
 """``json_schema_extra`` of an option that only locates a server (host, port, process)."""

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import ParamSpec, TextIO
 
-from sitegen.errors import StorageError
+from sitegen.core.errors import StorageError
 
 P = ParamSpec("P")
 

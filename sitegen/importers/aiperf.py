@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sitegen.importers.base import (
+from sitegen.importers.limits import in_unix_range
+from sitegen.importers.reading import (
     Reader,
     SourceFile,
     check_number,
@@ -31,7 +32,6 @@ from sitegen.importers.base import (
     measurement,
     unix_to_iso,
 )
-from sitegen.importers.limits import in_unix_range
 from sitegen.records.import_source import ImportedMeasurement, ImportedSource, SourceInfo
 from sitegen.validation.plausibility import refuse_duplicate_ids
 

@@ -13,8 +13,8 @@ import math
 from collections import Counter
 from datetime import UTC, datetime
 
-from sitegen.errors import one_line
-from sitegen.importers.base import (
+from sitegen.core.errors import one_line
+from sitegen.importers.reading import (
     Reader,
     SourceFile,
     decode_text,

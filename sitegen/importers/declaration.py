@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sitegen.errors import DataError, Issue, pydantic_issues
-from sitegen.plan.io import read_config_file
+from sitegen.core.errors import DataError, Issue, pydantic_issues
+from sitegen.plan.plan_file import read_config_file
 from sitegen.records.import_declaration import (
     ConditionDecl,
     ImportDeclaration,

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from sitegen.importers.base import (
+from sitegen.importers.limits import loads
+from sitegen.importers.reading import (
     Reader,
     SourceFile,
     file_digest,
@@ -28,7 +29,6 @@ from sitegen.importers.base import (
     measurement,
     unix_to_iso,
 )
-from sitegen.importers.limits import loads
 from sitegen.records.import_source import ImportedMeasurement, ImportedSource, SourceInfo
 from sitegen.validation.plausibility import refuse_duplicate_ids
 

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from sitegen.errors import DataError, Issue, one_line
+from sitegen.core.errors import DataError, Issue, one_line
 
 MAX_INFLATED_BYTES = 1 << 30
 """The most a ``.gz`` source may inflate to (1 GiB): decompression stops one byte past it

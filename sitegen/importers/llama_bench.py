@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import PurePath
 
-from sitegen.importers.base import (
+from sitegen.importers.reading import (
     Reader,
     SourceFile,
     check_count,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from sitegen.importers.base import (
+from sitegen.importers.reading import (
     Reader,
     SourceFile,
     check_count,

@@ -8,14 +8,14 @@ the failed one. A condition whose engine failed ``MAX_CONSECUTIVE_ENGINE_FAILURE
 trials in a row (an outage) is stopped for this run: its remaining trials are left
 pending for the next run rather than burnt as failed records.
 
-The package: ``runner`` (the campaign loop as named steps), ``rounds`` (what a run has to
+The package: ``campaign_runner`` (the campaign loop as named steps), ``rounds`` (what a run has to
 do, in units that run together), ``round_runner`` (the engines and one round),
-``requests`` (sending a round's requests while sampling), ``records`` (a round's records)
+``requests`` (sending a round's requests while sampling), ``trial_records`` (a round's records), ``progress``
+(the progress line), ``preflight`` (checks before anything runs)
 and ``native`` (native engine output into the campaign's log).
 """
 
-from sitegen.measure.round_runner import Phase
-from sitegen.measure.runner import (
+from sitegen.measure.campaign_runner import (
     MAX_CONSECUTIVE_ENGINE_FAILURES,
     CampaignResult,
     Progress,
@@ -23,6 +23,7 @@ from sitegen.measure.runner import (
     run_campaign,
     run_trials,
 )
+from sitegen.measure.round_runner import Phase
 
 __all__ = [
     "MAX_CONSECUTIVE_ENGINE_FAILURES",

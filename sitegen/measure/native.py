@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sitegen.errors import StorageError
+from sitegen.core.errors import StorageError
 
 
 @contextmanager

@@ -10,14 +10,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
-from sitegen.engine.base import Engine, GenerationRequest
+from sitegen.core.errors import SitegenError
+from sitegen.engine.contract import Engine, GenerationRequest
 from sitegen.engine.memory import MemoryProbe, PeakMemorySampler, ProcessRssProbe
-from sitegen.engine.telemetry import ProcessCpuTime, TelemetrySampler, nvml_telemetry_probes
-from sitegen.errors import SitegenError
+from sitegen.engine.telemetry_probe import ProcessCpuTime, TelemetrySampler, nvml_telemetry_probes
 from sitegen.plan.expand import TrialSpec
 from sitegen.plan.items import PlanItem
-from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records.models import DeviceMemory, DeviceTelemetry
+from sitegen.plan.plan_models import ConditionSpec, Plan
+from sitegen.records.record_models import DeviceMemory, DeviceTelemetry
 from sitegen.records.stream import StreamChunk, StreamEnd
 
 

@@ -8,21 +8,21 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
-from sitegen.engine.base import Engine
+from sitegen.core.errors import SitegenError, StorageError
+from sitegen.engine.contract import Engine
 from sitegen.engine.options import ServerOptions, parse_engine_options
-from sitegen.errors import SitegenError, StorageError
-from sitegen.measure.records import TrialRecorder, load_info, round_info
 from sitegen.measure.requests import (
     Outcome,
     generation_requests,
     measure_load_run,
     measure_round,
 )
+from sitegen.measure.trial_records import TrialRecorder, load_info, round_info
 from sitegen.plan.expand import TrialSpec
 from sitegen.plan.items import PlanItem, plan_items
-from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
-from sitegen.records.models import NodeInfo, TrialRecord
+from sitegen.records.record_models import NodeInfo, TrialRecord
 from sitegen.records.store import TrialSink
 
 Phase = Callable[[str, str, str], None]

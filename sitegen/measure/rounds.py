@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from sitegen.plan.expand import RoundKey, TrialSpec
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_models import Plan
 from sitegen.records.store import LatestAttempt
 
 RESUME_WARMUP = "resume-warmup"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sitegen.formatting import hover
+from sitegen.core.formatting import hover
 from sitegen.pages.i18n import Catalog
 
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")

@@ -33,11 +33,11 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup, escape
 
-from sitegen.errors import ConfigError, DataError, Issue
+from sitegen.core.errors import ConfigError, DataError, Issue
+from sitegen.core.yaml_text import MAX_LINE_CHARS, MAX_TEXT_BYTES, decode_text
 from sitegen.pages.author_text import LinkCheckedMarkdown
 from sitegen.pages.directives import markdown_inline_text
 from sitegen.validation.figures import readable
-from sitegen.yaml_text import MAX_LINE_CHARS, MAX_TEXT_BYTES, decode_text
 
 _PLACEHOLDER = "\x02sg{index}\x03"
 _PLACEHOLDERS = re.compile("\x02sg(\\d+)\x03")

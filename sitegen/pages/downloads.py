@@ -31,14 +31,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sitegen.errors import StorageError
+from sitegen.core.errors import StorageError
+from sitegen.core.signing import Signer
 from sitegen.pages.safe_json import script_json
-from sitegen.plan.io import canonical_plan_json
+from sitegen.plan.plan_file import canonical_plan_json
 from sitegen.records.campaign import Campaign
 from sitegen.records.layout import MANIFEST_FILE
-from sitegen.records.models import Manifest, PublishedManifest
+from sitegen.records.record_models import Manifest, PublishedManifest
 from sitegen.records.table import release_freed_memory
-from sitegen.signing import Signer
 from sitegen.statistics.report import Report
 
 ANSWERS_PAGE_SIZE = 50

@@ -19,11 +19,11 @@ from pathlib import Path
 import yaml
 from markupsafe import escape
 
-from sitegen.errors import DataError, Issue, one_line
-from sitegen.project import packaged_theme
-from sitegen.text import LANGUAGES, Bilingual
+from sitegen.core.errors import DataError, Issue, one_line
+from sitegen.core.project import packaged_theme
+from sitegen.core.text import LANGUAGES, Bilingual
+from sitegen.core.yaml_text import read_yaml
 from sitegen.validation.figures import readable
-from sitegen.yaml_text import read_yaml
 
 __all__ = [
     "LANGUAGES",

@@ -18,26 +18,26 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field, HttpUrl, ValidationError, field_validator
 
-from sitegen.author_fields import HASH, PATH, AuthorStr, AuthorText
-from sitegen.errors import BuildError, DataError, Issue, one_line
-from sitegen.models import StrictModel
-from sitegen.pages.i18n import LANGUAGES, Catalog
-from sitegen.pages.logo import svg_logo_problems
-from sitegen.pages.render import overview_page, report_pages
-from sitegen.pages.search_index import write_search_parts
-from sitegen.project import packaged_theme, require_project
-from sitegen.redact import RedactPolicy
-from sitegen.signing import FINGERPRINT_PATTERN
-from sitegen.site_layout import (
+from sitegen.core.author_fields import HASH, PATH, AuthorStr, AuthorText
+from sitegen.core.errors import BuildError, DataError, Issue, one_line
+from sitegen.core.project import packaged_theme, require_project
+from sitegen.core.signing import FINGERPRINT_PATTERN
+from sitegen.core.site_layout import (
     CHANGELOG_PAGE,
     LATEST_ALIAS,
     SHARED_ASSETS,
     VERSION_TO_ROOT,
     VERSIONS_DIR,
 )
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual
+from sitegen.core.yaml_text import read_yaml
+from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.logo import svg_logo_problems
+from sitegen.pages.render import overview_page, report_pages
+from sitegen.pages.search_index import write_search_parts
+from sitegen.records.redact import RedactPolicy
 from sitegen.statistics.report import Report
-from sitegen.text import Bilingual
-from sitegen.yaml_text import read_yaml
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [

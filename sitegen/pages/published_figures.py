@@ -1,7 +1,7 @@
 """A report's published figures as the pages print them: ``{figure id: text}`` (pure).
 
 The report partials print a figure only as a ``FigureCell`` made here: its value, its
-text (formatted by ``sitegen/formatting.py``, as every figure is) and its id, printed as
+text (formatted by ``sitegen/core/formatting.py``, as every figure is) and its id, printed as
 ``<span data-figure="ID">TEXT</span>``; the directives hand partials the cells of their
 rows (``figure_cells``), and the partials not yet given cells look one up by id
 (``figure(id)``, ``figure_span``); ``sitegen audit`` recomputes this table from a
@@ -32,7 +32,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from sitegen.formatting import (
+from sitegen.core.formatting import (
     count,
     gib,
     median_count,

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import jinja2
 
-from sitegen.errors import DataError, Issue
-from sitegen.forked import ForkedCall
+from sitegen.core.errors import DataError, Issue
+from sitegen.core.forked import ForkedCall
+from sitegen.core.project import content_search_path, packaged_content, packaged_theme
+from sitegen.core.signing import PUBLIC_KEY_FILE, Signer, project_key, public_key_line
 from sitegen.pages.content import (
     DirectiveCalls,
     content_environment,
@@ -29,12 +31,10 @@ from sitegen.pages.downloads import (
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
-from sitegen.project import content_search_path, packaged_content, packaged_theme
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE
 from sitegen.records.table import release_freed_memory
-from sitegen.signing import PUBLIC_KEY_FILE, Signer, project_key, public_key_line
 from sitegen.statistics.comparison import CrossCampaign
-from sitegen.statistics.imported import ImportedReport
+from sitegen.statistics.imported_report import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.validation import (
     check_language_parity,

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from sitegen.fleet.models import FleetPlan
+from sitegen.fleet.fleet_plan import FleetPlan
 from sitegen.plan.grid import GRID_KEY, PlanGrid
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_models import Plan
 from sitegen.publish.signed_files import SignedFiles
-from sitegen.records.imported import ImportedRecord, ImportRegistration
-from sitegen.records.models import Manifest, PublishedManifest, TrialRecord
+from sitegen.records.imported_campaign import ImportedRecord, ImportRegistration
+from sitegen.records.record_models import Manifest, PublishedManifest, TrialRecord
 
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "plan": Plan,

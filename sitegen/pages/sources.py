@@ -14,11 +14,11 @@ from typing import Annotated
 import yaml
 from pydantic import Field, HttpUrl, ValidationError, model_validator
 
-from sitegen.author_fields import AUTHOR_TEXT, AuthorStr
-from sitegen.errors import DataError, Issue, one_line, pydantic_issues
-from sitegen.models import StrictModel
-from sitegen.text import NonBlank
-from sitegen.yaml_text import read_yaml
+from sitegen.core.author_fields import AUTHOR_TEXT, AuthorStr
+from sitegen.core.errors import DataError, Issue, one_line, pydantic_issues
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import NonBlank
+from sitegen.core.yaml_text import read_yaml
 
 SOURCES_FILE = "sources.yaml"
 """The source list, in the project's ``content/`` directory."""

@@ -14,7 +14,7 @@ from functools import cache
 
 import jinja2
 
-from sitegen.errors import StorageError
+from sitegen.core.errors import StorageError
 
 
 class _FolderCache(jinja2.FileSystemBytecodeCache):

@@ -7,7 +7,8 @@ model has no MTP heads; the demo compares speculative decoding off with the
 
 from __future__ import annotations
 
-from sitegen.plan.models import (
+from sitegen.core.text import Bilingual
+from sitegen.plan.plan_models import (
     ConditionSpec,
     DispersionSpec,
     DocumentSpec,
@@ -20,7 +21,6 @@ from sitegen.plan.models import (
     SamplingSpec,
     SpeculativeSpec,
 )
-from sitegen.text import Bilingual
 
 _DEMO_CONDITIONS = [
     ConditionSpec(id="spec-off", context_capacity=2048, threads=2),

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from sitegen.plan.arrivals import arrival_offsets
 from sitegen.plan.items import plan_items
-from sitegen.plan.load import arrival_offsets
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_models import Plan
 
 Role = Literal["warmup", "measured"]
 RoundKey = tuple[str, str, str, int, float | None]

@@ -36,9 +36,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from sitegen.errors import ConfigError, Issue, error_message, pydantic_issues
-from sitegen.models import StrictModel
-from sitegen.plan.models import ConditionSpec, InputSpec, SamplingOverride, SpeculativeSpec
+from sitegen.core.errors import ConfigError, Issue, error_message, pydantic_issues
+from sitegen.core.strict_model import StrictModel
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, SamplingOverride, SpeculativeSpec
 
 GRID_KEY = "grid"
 LABEL_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from sitegen.errors import ConfigError
-from sitegen.plan.models import Plan, QualitySpec
+from sitegen.core.errors import ConfigError
+from sitegen.plan.plan_models import Plan, QualitySpec
 from sitegen.quality.documents import DocumentTask, compose_document_prompt, generate_document_task
 from sitegen.quality.suites import (
     EASY_DOMAIN,

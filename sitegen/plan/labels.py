@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from sitegen.formatting import setting
-from sitegen.plan.models import ConditionSpec, Plan, SpeculativeSpec
-from sitegen.text import CONTROL_CHARACTERS, LANGUAGES
+from sitegen.core.formatting import setting
+from sitegen.core.text import CONTROL_CHARACTERS, LANGUAGES
+from sitegen.plan.plan_models import ConditionSpec, Plan, SpeculativeSpec
 
 _SEPARATOR = {"ja": "・", "en": " · "}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sitegen.errors import ConfigError
+from sitegen.core.errors import ConfigError
 
 
 def fit_prompt(

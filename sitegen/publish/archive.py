@@ -19,10 +19,8 @@ from typing import Any
 
 from markupsafe import escape
 
-from sitegen.errors import ArchiveError
-from sitegen.publish.objects import folder_digest
-from sitegen.records.layout import sha256_file
-from sitegen.site_layout import (
+from sitegen.core.errors import ArchiveError
+from sitegen.core.site_layout import (
     LATEST_ALIAS,
     OBJECTS_DIR,
     SHARED_ASSETS,
@@ -30,6 +28,8 @@ from sitegen.site_layout import (
     VERSIONS_DIR,
     VERSIONS_FILE,
 )
+from sitegen.publish.objects import folder_digest
+from sitegen.records.layout import sha256_file
 
 _LABEL = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
 _MANIFEST_SCHEMA_VERSION = 3

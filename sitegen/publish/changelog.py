@@ -13,16 +13,16 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
+from sitegen.core.project import packaged_theme
+from sitegen.core.site_layout import CHANGELOG_PAGE
 from sitegen.pages.directives import html_environment
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.render import page_name, to_version_root
 from sitegen.pages.safe_json import script_json
-from sitegen.project import packaged_theme
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
 from sitegen.records.layout import sha256_file
 from sitegen.records.left_out import LeftOut
-from sitegen.site_layout import CHANGELOG_PAGE
-from sitegen.statistics.imported import ImportedReport
+from sitegen.statistics.imported_report import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.validation.rules import RULE_CATALOG
 

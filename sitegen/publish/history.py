@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sitegen.formatting import hover
+from sitegen.core.formatting import hover
 from sitegen.pages.i18n import LANGUAGES, Catalog
 from sitegen.pages.render import page_name
 from sitegen.pages.safe_json import script_json

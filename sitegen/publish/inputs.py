@@ -9,9 +9,9 @@ from importlib import metadata
 from pathlib import Path
 
 import sitegen
+from sitegen.core.signing import PUBLIC_KEY_FILE
 from sitegen.publish.marker import BuildMarker, read_build_marker
 from sitegen.records.layout import CAMPAIGNS_DIR, LOCK_FILE, REGISTRY_FILE, check_skipped
-from sitegen.signing import PUBLIC_KEY_FILE
 
 RENDERING_PACKAGES = (
     "mkdocs",

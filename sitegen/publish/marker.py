@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from sitegen.models import StrictModel
-from sitegen.site_layout import BUILD_MARKER, VERSION_MANIFEST, VERSIONS_DIR
+from sitegen.core.site_layout import BUILD_MARKER, VERSION_MANIFEST, VERSIONS_DIR
+from sitegen.core.strict_model import StrictModel
 
 
 class BuildMarker(StrictModel):

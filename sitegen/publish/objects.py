@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from sitegen.site_layout import OBJECTS_DIR, THEME_ASSETS, VERSION_TO_ROOT
+from sitegen.core.site_layout import OBJECTS_DIR, THEME_ASSETS, VERSION_TO_ROOT
 
 NOT_FOUND_PAGE = "404.html"
 """mkdocs writes it with links from the site root: it is served at any address."""

@@ -1,7 +1,7 @@
 """Switching the site in one atomic step, one build at a time, whatever a kill left.
 
 The site (``site``) is a relative symlink to a complete release directory
-(``.site.releases/<n>/``, see ``sitegen.site_layout``). A build completes a new release
+(``.site.releases/<n>/``, see ``sitegen.core.site_layout``). A build completes a new release
 that carries every version of the current one (hard links), then ``os.replace``-s a new
 symlink over ``site``: a reader sees the old site or the new one, never a mix or nothing.
 The releases the switch replaced are removed after it.
@@ -37,9 +37,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen.errors import ArchiveError, ConfigError, StorageError
-from sitegen.lock import exclusive_lock
-from sitegen.site_layout import LOCK_SUFFIX, RELEASES_SUFFIX
+from sitegen.core.errors import ArchiveError, ConfigError, StorageError
+from sitegen.core.lock import exclusive_lock
+from sitegen.core.site_layout import LOCK_SUFFIX, RELEASES_SUFFIX
 
 KILL_AT_ENV = "SITEGEN_TEST_KILL_AT"
 """Test hook (see ``kill_point``), never set outside tests. Steps, in order:

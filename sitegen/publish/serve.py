@@ -11,7 +11,7 @@ from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from sitegen.errors import ConfigError
+from sitegen.core.errors import ConfigError
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",

@@ -18,11 +18,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
 
-from sitegen.models import StrictModel
+from sitegen.core.signing import SIGNATURE_SUFFIX, Signer
+from sitegen.core.site_layout import OBJECTS_DIR, VERSIONS_DIR
+from sitegen.core.strict_model import StrictModel
 from sitegen.pages.published_figures import FIGURE_ATTRIBUTE
 from sitegen.publish.archive import sha256_bytes
-from sitegen.signing import SIGNATURE_SUFFIX, Signer
-from sitegen.site_layout import OBJECTS_DIR, VERSIONS_DIR
 
 FILE_LIST = "files.json"
 """A version's list (``v/<label>/files.json``) and the site root's (``files.json``)."""

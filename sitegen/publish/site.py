@@ -11,7 +11,16 @@ from typing import Literal
 
 from markupsafe import escape
 
-from sitegen.errors import ArchiveError, StorageError
+from sitegen.core.errors import ArchiveError, StorageError
+from sitegen.core.project import packaged_theme
+from sitegen.core.signing import Signer
+from sitegen.core.site_layout import (
+    OBJECT_MAP,
+    SHARED_ASSETS,
+    SITEMAP_ARCHIVE,
+    VERSION_MANIFEST,
+    VERSIONS_DIR,
+)
 from sitegen.pages.mkdocs import (
     CONTENT_SECURITY_POLICY,
     VersionBuild,
@@ -19,7 +28,6 @@ from sitegen.pages.mkdocs import (
     render_version,
     version_url,
 )
-from sitegen.project import packaged_theme
 from sitegen.publish.archive import (
     PublishedVersion,
     hash_tree,
@@ -41,14 +49,6 @@ from sitegen.publish.objects import (
 )
 from sitegen.publish.release import SiteHome, kill_point, new_staging, switch
 from sitegen.publish.signed_files import FILE_LIST, site_list, version_list, write_list
-from sitegen.signing import Signer
-from sitegen.site_layout import (
-    OBJECT_MAP,
-    SHARED_ASSETS,
-    SITEMAP_ARCHIVE,
-    VERSION_MANIFEST,
-    VERSIONS_DIR,
-)
 
 Outcome = Literal["published", "unchanged"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from sitegen.models import StrictModel
+from sitegen.core.strict_model import StrictModel
 from sitegen.quality.suites import (
     UNKNOWN,
     AnswerSpec,

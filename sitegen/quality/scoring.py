@@ -13,7 +13,7 @@ import json
 from decimal import Decimal
 from typing import Any, Literal, cast
 
-from sitegen.models import StrictModel
+from sitegen.core.strict_model import StrictModel
 from sitegen.quality.documents import DocumentTask
 from sitegen.quality.suites import AnswerSpec
 

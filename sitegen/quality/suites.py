@@ -25,8 +25,8 @@ from typing import Any, Literal, cast
 
 from pydantic import model_validator
 
-from sitegen.models import StrictModel
-from sitegen.text import Bilingual
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual
 
 GENERATOR_VERSION = "1"
 UNKNOWN = "不明"

@@ -24,11 +24,11 @@ from pydantic import (
     model_validator,
 )
 
-from sitegen.author_fields import AUTHOR_TEXT, ID_REFERENCE, TEMPLATE_ID, AuthorStr
-from sitegen.errors import Issue, one_line, pydantic_issues
-from sitegen.models import StrictModel
-from sitegen.text import Bilingual, NonBlank
-from sitegen.yaml_text import read_yaml
+from sitegen.core.author_fields import AUTHOR_TEXT, ID_REFERENCE, TEMPLATE_ID, AuthorStr
+from sitegen.core.errors import Issue, one_line, pydantic_issues
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual, NonBlank
+from sitegen.core.yaml_text import read_yaml
 
 ANNOTATIONS_FILE = "annotations.yaml"
 

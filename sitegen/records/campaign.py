@@ -19,10 +19,10 @@ from typing import BinaryIO, ClassVar, Literal, cast
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sitegen.errors import Issue, pydantic_issues
-from sitegen.plan.models import Plan
+from sitegen.core.errors import Issue, pydantic_issues
+from sitegen.plan.plan_models import Plan
 from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations, read_annotations
-from sitegen.records.imported import ImportedCampaign, read_imported_campaign
+from sitegen.records.imported_campaign import ImportedCampaign, read_imported_campaign
 from sitegen.records.layout import (
     CAMPAIGNS_DIR,
     IMPORT_FILE,
@@ -34,7 +34,7 @@ from sitegen.records.layout import (
     campaign_directories,
     check_skipped,
 )
-from sitegen.records.models import (
+from sitegen.records.record_models import (
     RECORD_SCHEMA_VERSION,
     Manifest,
     PublishedManifest,

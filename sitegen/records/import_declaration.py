@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import Field, model_validator
 
-from sitegen.author_fields import (
+from sitegen.core.author_fields import (
     AUTHOR_NAME,
     COLUMN_NAME,
     HASH,
@@ -22,9 +22,9 @@ from sitegen.author_fields import (
     SOURCE_FILE,
     AuthorStr,
 )
-from sitegen.models import StrictModel
-from sitegen.plan.models import MAX_SEED, SpeculativeSpec
-from sitegen.text import Bilingual, NonBlank
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual, NonBlank
+from sitegen.plan.plan_models import MAX_SEED, SpeculativeSpec
 
 UNKNOWN = "unknown"
 """What a publisher writes for a fact they do not know: it is stored as ``None`` and shown

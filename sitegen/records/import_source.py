@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from sitegen.models import StrictModel
+from sitegen.core.strict_model import StrictModel
 
 
 class SpeculativeTotals(StrictModel):

@@ -12,13 +12,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen.errors import UsageError
+from sitegen.core.errors import UsageError
 
 CAMPAIGNS_DIR = "campaigns"
 """Folder of ``data/`` holding one directory per campaign."""
 REGISTRY_FILE = "registry.jsonl"
 """In ``data/``: every campaign ``measure`` registered, one JSON line each
-(``records.registry``); the site lists those no longer in ``campaigns/`` as discarded."""
+(``records.registrations``); the site lists those no longer in ``campaigns/`` as discarded."""
 PLAN_FILE = "plan.json"
 IMPORT_FILE = "import.json"
 """An imported campaign's registration (``sitegen import``), in place of a plan."""

@@ -18,11 +18,11 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from sitegen.errors import Issue, error_message
+from sitegen.core.errors import Issue, error_message
+from sitegen.core.text import Bilingual
 from sitegen.records.annotations import ANNOTATIONS_FILE, read_annotations
 from sitegen.records.layout import IMPORT_FILE, PLAN_FILE, REGISTRY_FILE, campaign_directories
-from sitegen.records.registry import read_registry
-from sitegen.text import Bilingual
+from sitegen.records.registrations import read_registry
 
 Cause = Literal["annotations", "skip", "discarded"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sitegen.records.models import TrialMetrics
+from sitegen.records.record_models import TrialMetrics
 from sitegen.records.stream import StreamChunk, StreamEnd
 
 

@@ -35,10 +35,11 @@ from typing import BinaryIO, Literal, Protocol
 
 from pydantic import ValidationError
 
-from sitegen.errors import IntegrityError, Issue, StorageError, pydantic_issues
-from sitegen.lock import exclusive_lock
-from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
-from sitegen.plan.models import Plan
+from sitegen.core.errors import IntegrityError, Issue, StorageError, pydantic_issues
+from sitegen.core.lock import exclusive_lock
+from sitegen.core.signing import SIGNATURE_SUFFIX, Signer, signature_issues, signature_problem
+from sitegen.plan.plan_file import campaign_id, canonical_plan_json, plan_sha256
+from sitegen.plan.plan_models import Plan
 from sitegen.records.campaign import iter_records
 from sitegen.records.layout import (
     ENGINE_LOG,
@@ -53,12 +54,12 @@ from sitegen.records.layout import (
     scratch_path,
     write_atomic,
 )
-from sitegen.records.models import (
+from sitegen.records.record_models import (
     ArtifactEntry,
     Manifest,
     TrialRecord,
 )
-from sitegen.records.registry import (
+from sitegen.records.registrations import (
     Registration,
     append_registration,
     find_campaign,
@@ -67,7 +68,6 @@ from sitegen.records.registry import (
     registry_lock,
 )
 from sitegen.records.verify import RULE, artifact_issues, campaign_files
-from sitegen.signing import SIGNATURE_SUFFIX, Signer, signature_issues, signature_problem
 
 
 class _GrowingDigest:
@@ -146,7 +146,7 @@ class CampaignStore:
         cls, campaigns_dir: Path, plan: Plan, signer: Signer | None = None
     ) -> Iterator[CampaignStore]:
         """Create the campaign directory (a new registration, with a new nonce: see
-        ``records.registry``), or reopen the plan's campaign to resume, and hold its lock
+        ``records.registrations``), or reopen the plan's campaign to resume, and hold its lock
         until the block ends. Raises ``LockedError`` if another process holds it and
         ``IntegrityError`` if the files do not match the manifest, or (with a ``signer``)
         if the manifest in place is not signed by the signer's key; a directory that holds
@@ -455,7 +455,7 @@ class LatestAttempt:
 
 class TrialSink(Protocol):
     """What the campaign runner uses of a store: a ``CampaignStore``, or the fleet's
-    stand-in for it on a node (``sitegen.fleet.runner._NodeSink``)."""
+    stand-in for it on a node (``sitegen.fleet.fleet_runner._NodeSink``)."""
 
     campaign_id: str
     plan_sha256: str

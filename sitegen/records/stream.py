@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitegen.records.models import Finish
+from sitegen.records.record_models import Finish
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 from pydantic import BaseModel
 
-from sitegen.plan.models import SpeculativeSpec
-from sitegen.records.models import DeviceMemory, DeviceTelemetry, Provenance, TrialRecord
+from sitegen.plan.plan_models import SpeculativeSpec
+from sitegen.records.record_models import DeviceMemory, DeviceTelemetry, Provenance, TrialRecord
 
 ROW_BLOCK = 4096
 """Valid lines parsed into columns at a time."""

@@ -12,7 +12,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
-from sitegen.errors import DataError, Issue, StorageError, pydantic_issues
+from sitegen.core.errors import DataError, Issue, StorageError, pydantic_issues
+from sitegen.core.signing import SIGNATURE_SUFFIX, signature_issues
 from sitegen.records.annotations import ANNOTATIONS_FILE
 from sitegen.records.layout import (
     CAMPAIGNS_DIR,
@@ -26,10 +27,9 @@ from sitegen.records.layout import (
     prefix_digest,
     sha256_file,
 )
-from sitegen.records.models import (
+from sitegen.records.record_models import (
     Manifest,
 )
-from sitegen.signing import SIGNATURE_SUFFIX, signature_issues
 
 RULE = "manifest"
 """Rule id of the issues found checking a campaign against its manifest."""

@@ -15,12 +15,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from sitegen.author_fields import ID_REFERENCE, AuthorStr
-from sitegen.models import StrictModel
-from sitegen.records.models import TrialRecord
+from sitegen.core.author_fields import ID_REFERENCE, AuthorStr
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual
+from sitegen.records.record_models import TrialRecord
 from sitegen.statistics.dispersion import median_ratio_interval
 from sitegen.statistics.health import HealthFinding
-from sitegen.statistics.imported import ImportedReport
+from sitegen.statistics.imported_report import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.statistics.setups import (
     SETUP_FIELDS,
@@ -32,7 +33,6 @@ from sitegen.statistics.setups import (
 )
 from sitegen.statistics.speed import present
 from sitegen.statistics.trials import enters_statistics, generation_rates
-from sitegen.text import Bilingual
 
 
 class ComparisonSpec(StrictModel):

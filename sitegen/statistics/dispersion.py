@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sitegen.plan.models import DispersionSpec
+from sitegen.plan.plan_models import DispersionSpec
 
 QUANTILES = {"p10": 0.10, "q1": 0.25, "q3": 0.75, "p90": 0.90}
 """Quantiles summarized beside each median (linear interpolation between order

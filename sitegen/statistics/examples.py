@@ -16,9 +16,9 @@ from typing import Literal
 import pandas as pd
 
 from sitegen.plan.items import PlanItem
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_models import Plan
 from sitegen.quality.scoring import score_answer, score_document
-from sitegen.records.models import TrialRecord
+from sitegen.records.record_models import TrialRecord
 from sitegen.statistics.trials import enters_statistics
 
 

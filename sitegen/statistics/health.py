@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_models import Plan
 
 HealthKind = Literal["no-counts", "no-drafts", "low-acceptance", "memory-headroom"]
 

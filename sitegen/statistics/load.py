@@ -4,7 +4,7 @@ saturation point. Pure functions of the trials table, the chunk gaps and the pla
 Definitions (the speed page states them):
 
 - Offered rate: the rate the plan declares for a run (requests/s); its requests are sent
-  on the run's pre-computed schedule (``sitegen.plan.load``) whether or not earlier ones
+  on the run's pre-computed schedule (``sitegen.plan.arrivals``) whether or not earlier ones
   have ended.
 - Achieved throughput: requests that completed ÷ the run's time from its start to its
   last request's end; output tokens/s: every token the run's requests generated ÷ the same
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sitegen.plan.load import arrival_offsets
-from sitegen.plan.models import Plan, SLOSpec
+from sitegen.plan.arrivals import arrival_offsets
+from sitegen.plan.plan_models import Plan, SLOSpec
 from sitegen.statistics.latency import percentile_row
 
 SATURATION_SHORTFALL = 0.2

@@ -20,9 +20,9 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from sitegen.formatting import setting
-from sitegen.plan.models import HeadlineSpec
-from sitegen.statistics.imported import ImportedComparison, ImportedReport, ImportedRow
+from sitegen.core.formatting import setting
+from sitegen.plan.plan_models import HeadlineSpec
+from sitegen.statistics.imported_report import ImportedComparison, ImportedReport, ImportedRow
 from sitegen.statistics.report import HeadlineRow, Report
 from sitegen.statistics.setups import is_unrecorded
 from sitegen.statistics.speed import records_of

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sitegen.models import StrictModel
-from sitegen.text import Bilingual
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual
 
 FACTOR_LEVELS = ("off", "on")
 PAIR_COUNT_COLUMNS = ("n_pairs", "both", "off_only", "on_only", "neither")

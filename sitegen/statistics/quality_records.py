@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from sitegen.plan.items import PlanItem
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_models import Plan
 from sitegen.quality.scoring import score_answer, score_document
 from sitegen.statistics.quality import (
     IdenticalShareResult,

@@ -15,15 +15,15 @@ from typing import Any
 
 import pandas as pd
 
-from sitegen.formatting import gib, percent
+from sitegen.core.formatting import gib, percent
 from sitegen.plan.expand import iter_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.labels import condition_labels as plan_condition_labels
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_models import Plan
 from sitegen.records.annotations import CuratedExample, PostHocAnalysis, ThresholdClaim
 from sitegen.records.campaign import Campaign
 from sitegen.records.left_out import LeftOut
-from sitegen.records.models import UNKNOWN_REMOTE_SHA256
+from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256
 from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleView, example_views
 from sitegen.statistics.health import HealthFinding, speculation_health

@@ -18,11 +18,11 @@ from typing import Literal
 
 import pandas as pd
 
+from sitegen.core.formatting import count
+from sitegen.engine.engines import ENGINES
 from sitegen.engine.options import location_options
-from sitegen.engine.registry import ENGINES
-from sitegen.formatting import count
 from sitegen.records.campaign import Campaign
-from sitegen.records.models import UNKNOWN_REMOTE_SHA256, TrialRecord
+from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.records.table import prompt_sha256
 
 SetupField = Literal[

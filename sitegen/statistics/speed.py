@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from sitegen.engine.options import location_options
-from sitegen.plan.models import ConditionSpec, Plan
-from sitegen.records.models import TrialRecord
+from sitegen.plan.plan_models import ConditionSpec, Plan
+from sitegen.records.record_models import TrialRecord
 from sitegen.records.table import RecordTable
 from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval
 from sitegen.statistics.health import HealthFinding

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sitegen.records.campaign import AnyCampaign
-from sitegen.statistics.imported import ImportedReport, make_imported_report
+from sitegen.statistics.imported_report import ImportedReport, make_imported_report
 from sitegen.statistics.report import Report, make_report
 
 AnyReport = Report | ImportedReport

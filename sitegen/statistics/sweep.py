@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from sitegen.engine.options import location_options
-from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.statistics.speed import Comparison
 
 FACTORS = (

@@ -11,8 +11,8 @@ from typing import Literal
 import pandas as pd
 
 from sitegen.engine.options import is_local
-from sitegen.plan.models import Plan
-from sitegen.records.models import Provenance
+from sitegen.plan.plan_models import Plan
+from sitegen.records.record_models import Provenance
 from sitegen.records.table import RecordTable
 from sitegen.statistics.trials import enters_statistics
 

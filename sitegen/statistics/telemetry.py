@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from sitegen.records.models import DeviceTelemetry
+from sitegen.records.record_models import DeviceTelemetry
 from sitegen.records.table import RecordTable
 from sitegen.statistics.trials import enters_statistics, one_row_per_round
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.errors import Issue
+from sitegen.core.errors import Issue
 from sitegen.records.campaign import AnyCampaign
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import load_rules, registered_checks, violation

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from sitegen.engine.registry import is_publishable
-from sitegen.errors import ConfigError, DataError, Issue
+from sitegen.core.errors import ConfigError, DataError, Issue
+from sitegen.engine.engines import is_publishable
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign, utc_time
 from sitegen.records.layout import RECORDS_FILE
-from sitegen.records.models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
+from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.latency import MIN_VALUES
 from sitegen.statistics.load import slo_key

@@ -2,7 +2,7 @@
 page renders it; every author field of every model a build or an import reads (plan,
 annotations, import declaration and registration, ``mkdocs.yml`` with its redaction
 labels, ``content/sources.yaml``, comparisons), as the registry of author fields declares
-them (``sitegen.author_fields``: one walker, no list of fields here); catalog strings; and
+them (``sitegen.core.author_fields``: one walker, no list of fields here); catalog strings; and
 the side channels a reader sees without reading the page: link and image titles and image
 alt texts of content Markdown (tooltips).
 
@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from sitegen.author_fields import AuthorField, author_texts
-from sitegen.errors import ConfigError, Issue
-from sitegen.project import packaged_theme
+from sitegen.core.author_fields import AuthorField, author_texts
+from sitegen.core.errors import ConfigError, Issue
+from sitegen.core.project import packaged_theme
+from sitegen.core.text import LANGUAGES
+from sitegen.core.yaml_text import check_shape, load_yaml, read_text, read_yaml
 from sitegen.records.annotations import ANNOTATIONS_FILE
 from sitegen.records.campaign import Campaign
 from sitegen.records.layout import IMPORT_FILE
 from sitegen.records.left_out import LeftOut
-from sitegen.text import LANGUAGES
 from sitegen.validation.figures import (
     NAME_OR_NUMBER,
     describe,
@@ -37,10 +38,9 @@ from sitegen.validation.figures import (
     readable,
 )
 from sitegen.validation.rules import check, violation
-from sitegen.yaml_text import check_shape, load_yaml, read_text, read_yaml
 
 if TYPE_CHECKING:
-    from sitegen.records.imported import ImportedCampaign
+    from sitegen.records.imported_campaign import ImportedCampaign
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -70,14 +70,14 @@ def _bilingual(where: str, value: object) -> Iterator[tuple[str, object]]:
 def author_roots() -> dict[str, type[BaseModel]]:
     """The models a build (or an import) reads whose author fields C-FIGURE checks, by the
     file they come from. Every string field reachable from them is registered as author
-    text or declared safe (``sitegen.author_fields``; the enumeration test keeps it so)."""
+    text or declared safe (``sitegen.core.author_fields``; the enumeration test keeps it so)."""
     from sitegen.pages.mkdocs import SiteSettings
     from sitegen.pages.sources import SourceList
-    from sitegen.plan.models import Plan
+    from sitegen.plan.plan_models import Plan
     from sitegen.records.annotations import Annotations
     from sitegen.records.import_declaration import ImportDeclaration
-    from sitegen.records.imported import ImportRegistration
-    from sitegen.redact import RedactPolicy
+    from sitegen.records.imported_campaign import ImportRegistration
+    from sitegen.records.redact import RedactPolicy
     from sitegen.statistics.comparison import ComparisonSpec
 
     return {
@@ -93,7 +93,7 @@ def author_roots() -> dict[str, type[BaseModel]]:
 
 
 def author_figure_issues(model: BaseModel, where: str) -> list[Issue]:
-    """C-FIGURE over every author field of ``model`` (``sitegen.author_fields``), each
+    """C-FIGURE over every author field of ``model`` (``sitegen.core.author_fields``), each
     issue naming ``where`` (the file) and the field's dotted path."""
     return [
         violation(

@@ -16,7 +16,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from sitegen.errors import Issue
+from sitegen.core.errors import Issue
 from sitegen.validation.rules import check
 
 HARDWARE_VOCABULARY: dict[str, tuple[str, ...]] = {

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sitegen.errors import DataError, Issue
+from sitegen.core.errors import DataError, Issue
 from sitegen.validation.rules import check
 
 if TYPE_CHECKING:
     from sitegen.records.import_declaration import ImportDeclaration
     from sitegen.records.import_source import ImportedMeasurement, SourceInfo
-    from sitegen.records.imported import ImportedCampaign
+    from sitegen.records.imported_campaign import ImportedCampaign
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ def _order(where: str, m: ImportedMeasurement) -> list[Issue]:
 
 def _rate(m: ImportedMeasurement) -> tuple[float, str] | None:
     """The measurement's generation rate and what it is, computed as a record's is."""
-    from sitegen.records.imported import derived_rate
+    from sitegen.records.imported_campaign import derived_rate
 
     if m.tokens_per_s is not None:
         return m.tokens_per_s, "tokens_per_s"

@@ -15,10 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from sitegen.errors import Issue
-from sitegen.models import StrictModel
-from sitegen.text import Bilingual
-from sitegen.yaml_text import load_yaml
+from sitegen.core.errors import Issue
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual
+from sitegen.core.yaml_text import load_yaml
 
 RULE_CATALOG = Path(__file__).with_name("rules.yaml")
 """The catalog file, shipped inside the package."""

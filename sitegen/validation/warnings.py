@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.errors import Issue
+from sitegen.core.errors import Issue
 
 if TYPE_CHECKING:
     from sitegen.statistics.comparison import CrossCampaign
@@ -37,9 +37,9 @@ def site_warnings(
 
 def project_warnings(project_dir: Path) -> list[Issue]:
     """An undeclared signing key, and a palette whose text fails WCAG AA contrast."""
+    from sitegen.core.signing import PUBLIC_KEY_FILE, undeclared_key
     from sitegen.pages.contrast import palette_warning
     from sitegen.pages.mkdocs import read_site_settings
-    from sitegen.signing import PUBLIC_KEY_FILE, undeclared_key
 
     issues = []
     if declaration := undeclared_key(project_dir):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from harness import serve_directory
 
-from sitegen.build import build_site
-from sitegen.errors import DataError
+from sitegen.commands.build import build_site
+from sitegen.core.errors import DataError
 from tests.sitefixtures import (
     PROJECT,
     copy_project,

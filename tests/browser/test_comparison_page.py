@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness import serve_directory
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from tests.pages.test_comparison import (
     GPUS,
     TITLE,

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from harness import serve_directory
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from sitegen.pages.i18n import load_catalogs
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, hostile_plan, publishable_campaign, sweep_plan

@@ -4,7 +4,7 @@ listing."""
 
 from __future__ import annotations
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 

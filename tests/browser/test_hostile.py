@@ -28,7 +28,7 @@ summary's ``refused``). As of this writing:
 ======================  ============================  ========================================
 field                   refuses                       by
 ======================  ============================  ========================================
-title-ja, title-en      nul_and_controls,             ``Bilingual`` (sitegen/text.py): control
+title-ja, title-en      nul_and_controls,             ``Bilingual`` (sitegen/core/text.py): control
 curated-reason-ja/en,   nul_in_markup                 characters (U+0000 …) are refused
 posthoc-reason-ja/en
 plan-name, input-id,    every payload                 id pattern ``^[a-z0-9][a-z0-9_.-]*$``
@@ -70,9 +70,9 @@ from urllib.parse import quote, unquote, urlsplit
 import pytest
 from harness import ARTIFACTS_DIR, serve_directory
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
+from sitegen.core.site_layout import SHARED_ASSETS
 from sitegen.publish.archive import REDIRECT_SCRIPT
-from sitegen.site_layout import SHARED_ASSETS
 from tests.sitefixtures import (
     HOSTILE_FIELDS,
     HOSTILE_PAYLOADS,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from harness import serve_directory
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from sitegen.pages.directives import CHART_INLINE_BYTES
-from sitegen.plan.models import InputSpec
+from sitegen.plan.plan_models import InputSpec
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign, published_folder, report_address
 

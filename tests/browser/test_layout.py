@@ -26,9 +26,9 @@ import pytest
 import yaml
 from harness import serve_directory
 
-from sitegen.build import build_site
 from sitegen.cli import main
-from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.commands.build import build_site
+from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 from tests.conftest import make_plan
 from tests.importers.sources import FIXTURES
 from tests.pages.test_comparison import on_gpus

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 from harness import serve_directory
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from tests.sitefixtures import (
     HOSTILE_TEXTS,
     PROJECT,

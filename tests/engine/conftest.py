@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from sitegen.engine.llamacpp_embedded import EmbeddedLlamaCpp
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 
 CONTEXT = 1024
 GEMMA = ModelSpec(

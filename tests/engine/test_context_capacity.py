@@ -7,7 +7,7 @@ import pytest
 
 from sitegen.engine.llamacpp_embedded import EmbeddedLlamaCpp
 from sitegen.measure import run_campaign
-from sitegen.plan.models import ConditionSpec, InputSpec, Plan
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, Plan
 from sitegen.records.campaign import read_campaign
 from sitegen.validation import validate_campaigns
 from tests.engine.conftest import GEMMA

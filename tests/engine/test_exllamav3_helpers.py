@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from sitegen.engine.base import GenerationRequest
+from sitegen.core.errors import ConfigError
+from sitegen.engine.contract import GenerationRequest
 from sitegen.engine.exllamav3 import (
     ExLlamaV3,
     LoadStep,
@@ -23,9 +24,8 @@ from sitegen.engine.exllamav3 import (
     sampler_settings,
 )
 from sitegen.engine.options import ExLlamaV3Options
-from sitegen.errors import ConfigError
 from sitegen.measure import run_campaign
-from sitegen.plan.models import SpeculativeSpec
+from sitegen.plan.plan_models import SpeculativeSpec
 from sitegen.records.stream import StreamChunk, StreamEnd
 from tests.conftest import make_plan
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.engine.base import GenerationRequest
+from sitegen.engine.contract import GenerationRequest
 from sitegen.engine.llamacpp_embedded import EmbeddedLlamaCpp
-from sitegen.plan.models import ConditionSpec, InputSpec, Plan
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, Plan
 from sitegen.records.stream import StreamEnd
 from tests.engine.conftest import CONTEXT, GEMMA
 from tests.engine.test_llamacpp_http import make_plan, measure

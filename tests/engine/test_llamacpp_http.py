@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
+from sitegen.core.errors import EngineError
 from sitegen.engine.llamacpp_http import LlamaCppHttp, speculative_contradiction
 from sitegen.engine.server import model_provenance
-from sitegen.errors import EngineError
 from sitegen.measure import run_campaign
-from sitegen.plan.io import canonical_plan_json
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
-from sitegen.records.models import TrialRecord
+from sitegen.plan.plan_file import canonical_plan_json
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
+from sitegen.records.record_models import TrialRecord
 from tests.engine.conftest import CONTEXT, GEMMA
 
 MODEL = GEMMA

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from sitegen.measure import run_campaign
-from sitegen.plan.models import ConditionSpec, InputSpec, Plan
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, Plan
 from tests.engine.conftest import GEMMA
 
 pytestmark = pytest.mark.slow

@@ -10,14 +10,14 @@ import os
 import pytest
 
 from sitegen.cli import main
+from sitegen.core.errors import ConfigError
 from sitegen.engine.native_output import NativeOutput, error_line
 from sitegen.engine.options import validate_engine_options
-from sitegen.errors import ConfigError
 from sitegen.measure import run_campaign
 from sitegen.measure.native import native_output_to
-from sitegen.plan.io import canonical_plan_json
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan
-from sitegen.records.registry import find_campaign
+from sitegen.plan.plan_file import canonical_plan_json
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan
+from sitegen.records.registrations import find_campaign
 from tests.conftest import make_plan
 
 # What llama.cpp logs loading a file that is not GGUF (xllamacpp 2026.10).

@@ -13,13 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sitegen.engine.base import GenerationRequest
+from sitegen.engine.contract import GenerationRequest
 from sitegen.engine.openai_compat import openai_request_body
 from sitegen.engine.openai_stream import OpenAIStreamParser
 from sitegen.engine.sse import error_message, stream_openai
 from sitegen.measure import run_campaign
-from sitegen.plan.models import ConditionSpec, InputSpec, ModelSpec, Plan
-from sitegen.records.models import TrialRecord
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan
+from sitegen.records.record_models import TrialRecord
 from sitegen.records.stream import StreamChunk, StreamEnd
 from tests.engine.conftest import CONTEXT, GEMMA
 

@@ -9,16 +9,16 @@ from typing import get_type_hints
 
 import pytest
 
+from sitegen.core.errors import ConfigError
+from sitegen.core.strict_model import field_docstrings
+from sitegen.engine.engines import ENGINES, get_engine_class
 from sitegen.engine.options import (
     location_options,
     options_model,
     parse_engine_options,
     validate_engine_options,
 )
-from sitegen.engine.registry import ENGINES, get_engine_class
-from sitegen.errors import ConfigError
-from sitegen.models import field_docstrings
-from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 from sitegen.statistics.speed import condition_differences
 from tests.conftest import make_plan
 
@@ -150,10 +150,10 @@ def test_location_options_do_not_make_conditions_differ():
 def test_checking_options_imports_no_engine():
     # Plans are loaded on machines without the engines' dependencies, and quickly.
     code = (
-        "import sys; from sitegen.plan.io import load_plan; from sitegen.engine import registry; "
+        "import sys; from sitegen.plan.plan_file import load_plan; from sitegen.engine import engines as registry; "
         "heavy = {'torch', 'exllamav3', 'xllamacpp', 'httpx'} & set(sys.modules); "
         "engines = [m for m in sys.modules if m.startswith('sitegen.engine.') and m not in "
-        "('sitegen.engine.registry', 'sitegen.engine.options')]; "
+        "('sitegen.engine.engines', 'sitegen.engine.options')]; "
         "print(sorted(heavy), engines)"
     )
     output = subprocess.run(

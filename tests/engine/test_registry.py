@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from sitegen.engine.registry import (
+from sitegen.core.errors import ConfigError
+from sitegen.engine.engines import (
     ENGINES,
     engine_entry,
     get_engine_class,
     is_publishable,
     prefill_source,
 )
-from sitegen.errors import ConfigError
 
 
 def test_rows_are_keyed_by_their_id_and_only_the_fake_is_never_published():
@@ -42,7 +42,7 @@ def test_listing_engines_imports_no_engine_and_no_options_model():
         "    try: main(['measure', '--help'])\n"
         "    except SystemExit: pass\n"
         "print(sorted(m for m in sys.modules if m.startswith('sitegen.engine.') "
-        "and m != 'sitegen.engine.registry' or m.split('.')[0] in "
+        "and m != 'sitegen.engine.engines' or m.split('.')[0] in "
         "('torch', 'exllamav3', 'xllamacpp', 'httpx')))"
     )
     output = subprocess.run(

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from sitegen.engine.telemetry import (
+from sitegen.engine.telemetry_probe import (
     NvmlTelemetryProbe,
     ProcessCpuTime,
     TelemetrySample,

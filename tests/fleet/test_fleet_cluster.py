@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
-from sitegen.fleet import runner
-from sitegen.fleet.io import load_fleet
-from sitegen.fleet.runner import run_fleet
+from sitegen.fleet import fleet_runner as runner
+from sitegen.fleet.fleet_file import load_fleet
+from sitegen.fleet.fleet_runner import run_fleet
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.records.verify import verify_campaign

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
-from sitegen.engine.registry import get_engine_class
-from sitegen.errors import ConfigError, MissingDependency
-from sitegen.fleet.io import load_fleet
-from sitegen.fleet.runner import _NodeSink, check_resources, import_ray, lost_nodes
+from sitegen.core.errors import ConfigError, MissingDependency
+from sitegen.engine.engines import get_engine_class
+from sitegen.fleet.fleet_file import load_fleet
+from sitegen.fleet.fleet_runner import _NodeSink, check_resources, import_ray, lost_nodes
 from sitegen.measure import run_campaign, run_trials
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
+from sitegen.plan.plan_file import campaign_id, canonical_plan_json, plan_sha256
 from sitegen.records.campaign import parse_records
-from sitegen.records.models import NodeInfo, TrialRecord
+from sitegen.records.record_models import NodeInfo, TrialRecord
 from sitegen.records.store import LatestAttempt
 from sitegen.records.table import RecordTable
 from sitegen.statistics.system import system_table
@@ -229,7 +229,7 @@ def test_the_system_table_shows_the_node_of_fleet_records_only(tmp_path):
 
 
 def test_a_campaign_that_ended_early_makes_measure_exit_3(tmp_path, monkeypatch, capsys):
-    from sitegen.fleet import runner
+    from sitegen.fleet import fleet_runner as runner
 
     path = _write(tmp_path, _fleet({"custom": {"x": 1}}, plans=("a",)), plans=("a",))
     entry = load_fleet(path).entries[0]
@@ -247,8 +247,8 @@ def test_a_campaign_that_ended_early_makes_measure_exit_3(tmp_path, monkeypatch,
 def test_an_address_where_nothing_listens_is_refused_at_once():
     import socket
 
-    from sitegen.errors import ConfigError
-    from sitegen.fleet.runner import _require_listening
+    from sitegen.core.errors import ConfigError
+    from sitegen.fleet.fleet_runner import _require_listening
 
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))

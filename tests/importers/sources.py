@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
-from sitegen.errors import DataError
-from sitegen.importers.base import SourceFile
+from sitegen.core.errors import DataError
+from sitegen.importers.reading import SourceFile
 from sitegen.records.annotations import Annotations
-from sitegen.records.imported import ImportedCampaign, read_imported_records, read_registration
+from sitegen.records.imported_campaign import (
+    ImportedCampaign,
+    read_imported_records,
+    read_registration,
+)
 from sitegen.records.layout import CAMPAIGNS_DIR
-from sitegen.statistics.imported import ImportedReport, make_imported_report
+from sitegen.statistics.imported_report import ImportedReport, make_imported_report
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.importers.base import SourceFile
-from sitegen.importers.registry import import_source
+from sitegen.importers.formats import import_source
+from sitegen.importers.reading import SourceFile
 from tests.importers.sources import FIXTURES
 
 GUIDELLM = os.environ.get("SITEGEN_GUIDELLM") or shutil.which("guidellm")

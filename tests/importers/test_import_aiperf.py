@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.importers import aiperf
-from sitegen.importers.base import SourceFile
+from sitegen.importers.reading import SourceFile
 from tests.importers.sources import FIXTURES, fixture, imported_report, problem
 
 RECORDS = "aiperf/profile_export.jsonl"

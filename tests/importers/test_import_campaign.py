@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build_site
 from sitegen.cli import main
-from sitegen.init_project import init_project
-from sitegen.records.imported import ImportedRecord
+from sitegen.commands.build import build_site
+from sitegen.commands.init_project import init_project
+from sitegen.records.imported_campaign import ImportedRecord
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.validation import check_page
 from sitegen.validation.page_facts import read_page

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from sitegen.importers import csv_columns
-from sitegen.importers.base import SourceFile
+from sitegen.importers.reading import SourceFile
 from sitegen.records.import_declaration import CsvMapping
 from tests.importers.sources import fixture, problem
 

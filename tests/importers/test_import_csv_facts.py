@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
+from sitegen.core.project import packaged_theme
 from sitegen.importers import csv_columns, guidellm
-from sitegen.importers.base import SourceFile
 from sitegen.importers.declaration import assign_conditions, load_declaration
+from sitegen.importers.reading import SourceFile
 from sitegen.pages.directives import PageContext, directive_functions, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
-from sitegen.project import packaged_theme
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.import_declaration import SourceGroup
 from sitegen.records.layout import CAMPAIGNS_DIR
-from sitegen.statistics.imported import ImportedReport, make_imported_report
+from sitegen.statistics.imported_report import ImportedReport, make_imported_report
 from sitegen.statistics.overview import imported_rows
 from sitegen.validation import check_page
 from sitegen.validation.page_facts import read_page
@@ -290,8 +290,8 @@ def test_an_unmapped_group_is_refused_with_the_yaml_that_maps_it(workdir):
 
 @pytest.mark.slow  # publishes a site
 def test_the_home_page_shows_one_ratio_per_input_and_checks_clean(tmp_path, monkeypatch):
-    from sitegen.build import build_site
-    from sitegen.init_project import init_project
+    from sitegen.commands.build import build_site
+    from sitegen.commands.init_project import init_project
 
     project = tmp_path / "proj"
     init_project(project)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.errors import ConfigError, DataError
+from sitegen.core.errors import ConfigError, DataError
 from sitegen.importers import aiperf, guidellm
 from sitegen.importers.declaration import assign_conditions, load_declaration
 from sitegen.records.import_declaration import ImportDeclaration, SourceGroup

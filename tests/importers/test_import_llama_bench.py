@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sitegen.importers import llama_bench
-from sitegen.importers.base import SourceFile
+from sitegen.importers.reading import SourceFile
 from tests.importers.sources import as_file, fixture, fixture_json, problem
 
 ARRAY = "llama-bench/llama-bench.json"  # -p 16 -n 8 -pg 16,8 -r 3 -t 1,2

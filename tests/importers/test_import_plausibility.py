@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.errors import DataError
+from sitegen.core.errors import DataError
 from sitegen.importers import aiperf, csv_columns, guidellm, limits, llama_bench, vllm
-from sitegen.importers.base import SourceFile
-from sitegen.importers.campaign import import_campaign, read_source
+from sitegen.importers.import_campaign import import_campaign, read_source
+from sitegen.importers.reading import SourceFile
 from sitegen.records.import_declaration import CsvMapping, ImportDeclaration
 from sitegen.records.import_source import ImportedSource
 from sitegen.validation.plausibility import implausible, refuse_implausible

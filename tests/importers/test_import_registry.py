@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.errors import ConfigError
-from sitegen.importers.registry import FORMATS, import_source
-from sitegen.models import StrictModel, field_docstrings
+from sitegen.core.errors import ConfigError
+from sitegen.core.strict_model import StrictModel, field_docstrings
+from sitegen.importers.formats import FORMATS, import_source
 from sitegen.records import import_declaration as declaration
 from sitegen.records import import_source as stored_source
 from tests.importers.sources import fixture

@@ -20,14 +20,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sitegen.cli import main
+from sitegen.core.project import packaged_theme
+from sitegen.core.signing import Signer, signature_problem
 from sitegen.pages.directives import PageContext, directive_functions, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.pages.render import check_rendered, imported_page, make_imported_downloads
-from sitegen.project import packaged_theme
 from sitegen.records.campaign import read_campaigns
-from sitegen.redact import Redactor, RedactPolicy, redact
-from sitegen.signing import Signer, signature_problem
-from sitegen.statistics.imported import ImportedReport, make_imported_report
+from sitegen.records.redact import Redactor, RedactPolicy, redact
+from sitegen.statistics.imported_report import ImportedReport, make_imported_report
 from sitegen.statistics.summarize import summarize
 from sitegen.validation import check_page, validate_campaigns
 from sitegen.validation.page_facts import read_page

@@ -17,11 +17,11 @@ from pathlib import Path
 import plotly.offline
 import pytest
 
-from sitegen.build import build_site
 from sitegen.cli import main
-from sitegen.errors import ArchiveError
+from sitegen.commands.build import build_site
+from sitegen.core.errors import ArchiveError
+from sitegen.core.project import packaged_theme
 from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, PLOTLY_BUNDLE
-from sitegen.project import packaged_theme
 from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import render_site
-from sitegen.plan.models import SpeculationHealthSpec
+from sitegen.commands.build import render_site
+from sitegen.plan.plan_models import SpeculationHealthSpec
 from tests.conftest import make_plan
 from tests.sitefixtures import publishable_campaign
 

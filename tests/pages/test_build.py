@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build_site
-from sitegen.errors import DataError
-from sitegen.redact import Redactor, RedactPolicy
+from sitegen.commands.build import build_site
+from sitegen.core.errors import DataError
+from sitegen.records.redact import Redactor, RedactPolicy
 from tests.sitefixtures import (
     publishable_campaign,
     published_file,

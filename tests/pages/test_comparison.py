@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import RenderedSite, render_site
-from sitegen.errors import DataError
+from sitegen.commands.build import RenderedSite, render_site
+from sitegen.core.errors import DataError
 from sitegen.pages.render import check_rendered
 from sitegen.statistics.comparison import CrossCampaign
 from tests.conftest import make_plan
@@ -133,8 +133,8 @@ def test_a_bad_declaration_names_the_file_and_field(three, tmp_path):
 
 
 def test_a_condition_with_its_own_model_file_is_a_configuration_comparison():
-    from sitegen.plan.io import plan_sha256
-    from sitegen.plan.models import ModelSpec
+    from sitegen.plan.plan_file import plan_sha256
+    from sitegen.plan.plan_models import ModelSpec
     from sitegen.statistics.speed import condition_differences
 
     plan = make_plan()

@@ -11,11 +11,11 @@ import re
 
 import pytest
 
-from sitegen.build import render_site
 from sitegen.cli import main
+from sitegen.commands.build import render_site
+from sitegen.core.text import Bilingual
 from sitegen.plan.labels import condition_labels
-from sitegen.plan.models import ConditionSpec, SpeculativeSpec
-from sitegen.text import Bilingual
+from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 from tests.conftest import make_plan
 from tests.importers.sources import FIXTURES
 from tests.pages.test_comparison import on_host, project_with

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import render_site
 from sitegen.cli import main
-from sitegen.plan.io import canonical_plan_json, plan_sha256
+from sitegen.commands.build import render_site
+from sitegen.core.text import Bilingual
 from sitegen.plan.labels import condition_labels
-from sitegen.plan.models import ConditionSpec, SpeculativeSpec
+from sitegen.plan.plan_file import canonical_plan_json, plan_sha256
+from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 from sitegen.publish.archive import PublishedVersion
 from sitegen.publish.changelog import compare, headline_figures
 from sitegen.publish.history import history_rows
-from sitegen.text import Bilingual
 from sitegen.validation import check_page
 from sitegen.validation.figure_checks import author_figure_issues
 from sitegen.validation.page_facts import read_page

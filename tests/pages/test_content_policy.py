@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import RenderedSite, render_site
-from sitegen.errors import DataError
+from sitegen.commands.build import RenderedSite, render_site
+from sitegen.core.errors import DataError
+from sitegen.core.project import content_search_path, packaged_theme
+from sitegen.core.text import Bilingual
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.content import content_environment
 from sitegen.pages.directives import (
@@ -23,9 +25,7 @@ from sitegen.pages.i18n import LANGUAGES
 from sitegen.pages.mkdocs import site_config
 from sitegen.pages.render import render_page, report_pages
 from sitegen.pages.sources import load_sources
-from sitegen.plan.models import ConditionSpec, SpeculativeSpec
-from sitegen.project import content_search_path, packaged_theme
-from sitegen.text import Bilingual
+from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, copy_project, project_page, publishable_campaign
 from tests.statistics.test_quality_records import quality_plan

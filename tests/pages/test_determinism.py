@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from tests.sitefixtures import PROJECT, publishable_campaign, tree_bytes
 
 

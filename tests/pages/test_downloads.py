@@ -266,7 +266,7 @@ def test_downloads_are_deterministic(built, tmp_path):
 
 
 def test_data_page_explains_the_csv_escaping(tmp_path):
-    from sitegen.build import render_site
+    from sitegen.commands.build import render_site
 
     project = Path(__file__).resolve().parents[2]
     records = publishable_campaign(tmp_path / "data")

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import RenderedSite, render_site
-from sitegen.errors import ConfigError, DataError
-from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
+from sitegen.commands.build import RenderedSite, render_site
+from sitegen.core.errors import ConfigError, DataError
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
 from tests.pages.test_content_policy import append, page_refused, refused, summary_pages
 from tests.sitefixtures import (

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from sitegen import formatting as f
+from sitegen.core import formatting as f
 
 
 @pytest.mark.parametrize(

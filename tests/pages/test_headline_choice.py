@@ -11,11 +11,11 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from sitegen.build import render_site
-from sitegen.errors import DataError
+from sitegen.commands.build import render_site
+from sitegen.core.errors import DataError
 from sitegen.pages.i18n import load_catalogs
-from sitegen.plan.io import canonical_plan_json, plan_sha256
-from sitegen.plan.models import HeadlineSpec
+from sitegen.plan.plan_file import canonical_plan_json, plan_sha256
+from sitegen.plan.plan_models import HeadlineSpec
 from sitegen.publish.archive import PublishedVersion
 from sitegen.publish.changelog import headline_figures
 from sitegen.publish.history import history_files

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from sitegen.pages.render import check_rendered
-from sitegen.plan.models import ConditionSpec
+from sitegen.plan.plan_models import ConditionSpec
 from sitegen.statistics.latency import MIN_VALUES
 from sitegen.validation.page_facts import read_page
 from tests.conftest import make_plan

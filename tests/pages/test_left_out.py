@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import render_site
-from sitegen.errors import DataError
-from sitegen.plan.io import campaign_id, plan_sha256
-from sitegen.plan.models import Plan
+from sitegen.commands.build import render_site
+from sitegen.core.errors import DataError
+from sitegen.plan.plan_file import campaign_id, plan_sha256
+from sitegen.plan.plan_models import Plan
 from sitegen.publish.changelog import changelog_docs, compare
 from sitegen.records.layout import PLAN_FILE
-from sitegen.records.registry import Registration, append_registration
+from sitegen.records.registrations import Registration, append_registration
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from tests.conftest import make_plan
 from tests.links import broken_internal_links
 from tests.sitefixtures import PROJECT, hostile_base_plan, publishable_campaign, report_address

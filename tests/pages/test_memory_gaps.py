@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sitegen.build import render_site
-from sitegen.plan.models import ConditionSpec
+from sitegen.commands.build import render_site
+from sitegen.plan.plan_models import ConditionSpec
 from sitegen.statistics.system import memory_gaps
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, report_address

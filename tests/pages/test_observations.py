@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from sitegen.build import render_site
+from sitegen.commands.build import render_site
 from sitegen.pages.render import check_rendered
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign

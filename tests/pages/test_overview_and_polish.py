@@ -11,11 +11,11 @@ import re
 
 import pytest
 
-from sitegen.build import render_site
-from sitegen.errors import DataError
+from sitegen.commands.build import render_site
+from sitegen.core.errors import DataError
 from sitegen.pages.i18n import LANGUAGES, load_catalogs
 from sitegen.pages.mkdocs import ReportNav, VersionBuild, site_config
-from sitegen.plan.models import SpeculationHealthSpec
+from sitegen.plan.plan_models import SpeculationHealthSpec
 from sitegen.statistics.setups import SETUP_FIELDS
 from sitegen.validation.page_facts import read_page
 from sitegen.validation.rules import load_rules, registered_checks
@@ -171,7 +171,7 @@ STRAY_FIGURES = {
     "a space before %": re.compile(r"\d\s+[%％]"),
     "no thousands separator": re.compile(r"(?<![\w.,#/:-])\d{5,}(?![\w,]|\.\d)"),
 }
-"""Figures printed outside the formatter's styles (``sitegen/formatting.py``): every
+"""Figures printed outside the formatter's styles (``sitegen/core/formatting.py``): every
 rate, time, ratio and percentage has at most 2 decimals, a percent sign follows its figure
 without a space, and a count from 10,000 up separates its thousands."""
 SEEDS = re.compile(r"(?i)(?:\bseeds?|シード)\W{0,3}\d+")

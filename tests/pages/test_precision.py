@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import render_site
+from sitegen.commands.build import render_site
 from sitegen.pages.i18n import load_catalogs
-from sitegen.plan.models import ConditionSpec, DocumentSpec, InputSpec, SpeculativeSpec
+from sitegen.plan.plan_models import ConditionSpec, DocumentSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign, report_address, unmarked
 from tests.statistics.test_quality_records import quality_plan

@@ -12,10 +12,10 @@ import json
 import pandas as pd
 import pytest
 
+from sitegen.core.project import packaged_theme
 from sitegen.pages.downloads import QUALITY_TABLES, make_downloads, quality_tables
 from sitegen.pages.i18n import load_strings
 from sitegen.plan.items import plan_items
-from sitegen.project import packaged_theme
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import make_report
 from tests.sitefixtures import publishable_campaign

@@ -16,14 +16,14 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from sitegen.build import build_site, render_site
-from sitegen.errors import DataError
-from sitegen.plan.io import campaign_id, canonical_plan_json, plan_sha256
-from sitegen.plan.models import ConditionSpec, ModelSpec, Plan
+from sitegen.commands.build import build_site, render_site
+from sitegen.core.errors import DataError
+from sitegen.plan.plan_file import campaign_id, canonical_plan_json, plan_sha256
+from sitegen.plan.plan_models import ConditionSpec, ModelSpec, Plan
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
-from sitegen.records.models import Manifest, NodeInfo, TrialRecord
-from sitegen.redact import Redactor, RedactPolicy, redact_campaign
+from sitegen.records.record_models import Manifest, NodeInfo, TrialRecord
+from sitegen.records.redact import Redactor, RedactPolicy, redact_campaign
 from tests.conftest import make_plan
 from tests.recordfixtures import h100_provenance, make_record
 from tests.sitefixtures import (

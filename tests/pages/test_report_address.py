@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.build import render_site
-from sitegen.errors import DataError
+from sitegen.commands.build import render_site
+from sitegen.core.errors import DataError
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, rendered_reports
 

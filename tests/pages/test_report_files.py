@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import render_site
 from sitegen.cli import main
-from sitegen.forked import CAN_FORK
+from sitegen.commands.build import render_site
+from sitegen.core.forked import CAN_FORK
 from sitegen.pages import downloads, render
 from tests.sitefixtures import PROJECT, publishable_campaign
 

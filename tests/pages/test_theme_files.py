@@ -7,8 +7,8 @@ from pathlib import Path
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import Files
 
+from sitegen.core.project import packaged_theme
 from sitegen.pages import mkdocs as site_mkdocs
-from sitegen.project import packaged_theme
 
 
 def test_theme_files_listed_without_dot_folders_are_mkdocs_own(tmp_path):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import EXIT_MEASURE_REFUSED
-from sitegen.errors import ConfigError
-from sitegen.plan.io import canonical_plan_json, load_plan, plan_sha256
+from sitegen.core.errors import ConfigError
+from sitegen.plan.plan_file import canonical_plan_json, load_plan, plan_sha256
 from tests.conftest import make_plan
 
 PLANS = Path(__file__).resolve().parents[2] / "examples" / "plans"

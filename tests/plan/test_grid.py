@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.errors import ConfigError
+from sitegen.core.errors import ConfigError
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.grid import tokens_label
-from sitegen.plan.io import canonical_plan_json, load_plan, plan_sha256
-from sitegen.plan.models import ConditionSpec, Plan, QualitySpec, SamplingOverride
+from sitegen.plan.plan_file import canonical_plan_json, load_plan, plan_sha256
+from sitegen.plan.plan_models import ConditionSpec, Plan, QualitySpec, SamplingOverride
 from tests.conftest import make_plan
 
 PLANS = Path(__file__).resolve().parents[2] / "examples" / "plans"

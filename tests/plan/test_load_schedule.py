@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from sitegen.plan.arrivals import arrival_offsets, expected_requests
 from sitegen.plan.expand import expand_trials, rate_label
-from sitegen.plan.io import plan_sha256
-from sitegen.plan.load import arrival_offsets, expected_requests
-from sitegen.plan.models import LoadSpec, SLOSpec
+from sitegen.plan.plan_file import plan_sha256
+from sitegen.plan.plan_models import LoadSpec, SLOSpec
 from tests.conftest import make_plan
 
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.errors import ConfigError
+from sitegen.core.errors import ConfigError
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import campaign_id, load_plan, plan_sha256
-from sitegen.plan.models import SpeculativeSpec
+from sitegen.plan.plan_file import campaign_id, load_plan, plan_sha256
+from sitegen.plan.plan_models import SpeculativeSpec
 from sitegen.plan.prompts import fit_prompt
 from tests.conftest import make_plan
 

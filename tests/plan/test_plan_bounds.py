@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sitegen.cli import main
-from sitegen.errors import ConfigError
-from sitegen.plan.io import load_plan
+from sitegen.core.errors import ConfigError
+from sitegen.plan.plan_file import load_plan
 
 BASE = """
 name: bounds

@@ -8,11 +8,11 @@ import json
 import jsonschema
 import pytest
 
-from sitegen.errors import ConfigError
-from sitegen.fleet.io import load_fleet
+from sitegen.core.errors import ConfigError
+from sitegen.fleet.fleet_file import load_fleet
 from sitegen.pages.schema import schema_files
 from sitegen.plan.demo import DEMO_PLANS
-from sitegen.plan.io import load_plan, read_config_file
+from sitegen.plan.plan_file import load_plan, read_config_file
 from tests.conftest import make_plan
 from tests.sitefixtures import PROJECT, hostile_base_plan, hostile_plan, sweep_plan
 from tests.test_end_to_end import PLAN as END_TO_END_PLAN

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.build
-from sitegen.build import build_site
+import sitegen.commands.build
 from sitegen.cli import main
-from sitegen.errors import ArchiveError
-from sitegen.lock import exclusive_lock
+from sitegen.commands.build import build_site
+from sitegen.core.errors import ArchiveError
+from sitegen.core.lock import exclusive_lock
 from sitegen.publish.archive import read_archive
 from sitegen.publish.release import KILL_AT_ENV, exchange_paths
 from tests.sitefixtures import PROJECT, publishable_campaign, reusing_renders, tree_bytes
@@ -222,15 +222,15 @@ def test_a_build_while_another_publishes_is_refused_naming_its_pid(published, tm
 
 def test_a_version_published_while_a_build_renders_is_kept(published, tmp_path, monkeypatch):
     site = _copy_site(published, tmp_path)
-    render_site = sitegen.build.render_site
+    render_site = sitegen.commands.build.render_site
 
     def render_while_another_build_publishes(data_dir, project_dir, skip=(), signer=None):
         rendered = render_site(data_dir, project_dir, skip, signer)
-        monkeypatch.setattr(sitegen.build, "render_site", render_site)
+        monkeypatch.setattr(sitegen.commands.build, "render_site", render_site)
         assert build_site(data_dir, site, PROJECT, version="v2-meanwhile").outcome == "published"
         return rendered
 
-    monkeypatch.setattr(sitegen.build, "render_site", render_while_another_build_publishes)
+    monkeypatch.setattr(sitegen.commands.build, "render_site", render_while_another_build_publishes)
     assert build_site(published.data, site, PROJECT, version="v3-late").outcome == "published"
     assert _labels(site) == {"v1", "v2-meanwhile", "v3-late"}
     # Compared with the version published meanwhile: every version's changes name it.

@@ -8,7 +8,7 @@ import json
 import os
 import re
 
-from sitegen.build import build_site
+from sitegen.commands.build import build_site
 from tests.links import broken_internal_links
 from tests.sitefixtures import (
     PROJECT,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.build
+import sitegen.commands.build
 import sitegen.publish.site
-from sitegen.build import build_site
-from sitegen.errors import ArchiveError
+from sitegen.commands.build import build_site
+from sitegen.core.errors import ArchiveError
 from sitegen.publish.archive import PublishedVersion, read_archive, sha256_bytes
 from sitegen.publish.objects import Placement, place_objects, rewrite_page
 from tests.conftest import make_plan
@@ -159,10 +159,10 @@ def test_an_older_version_published_later_leaves_the_newest_versions_404(
     shutil.copytree(two_versions.site.with_name(".site.releases"), tmp_path / ".site.releases")
     os.symlink(os.readlink(two_versions.site), site)
     not_found = (site / "404.html").read_bytes()
-    record_time = sitegen.build.latest_record_time
+    record_time = sitegen.commands.build.latest_record_time
     # A day before v1 and v2: v0 sorts first, v2 stays the newest.
     monkeypatch.setattr(
-        sitegen.build, "latest_record_time", lambda *a: (record_time(*a)[0] - 86400, "v0")
+        sitegen.commands.build, "latest_record_time", lambda *a: (record_time(*a)[0] - 86400, "v0")
     )
     assert build_site(two_versions.data, site, PROJECT, version="v0").outcome == "published"
     assert (site / "404.html").read_bytes() == not_found

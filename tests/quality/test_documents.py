@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from sitegen.models import field_docstrings
+from sitegen.core.strict_model import field_docstrings
 from sitegen.quality.documents import (
     CAUSE_CHOICES,
     BusinessRecord,

@@ -10,7 +10,7 @@ import pytest
 
 from sitegen.plan.demo import DEMO_QUALITY_PLAN
 from sitegen.plan.items import make_suite, plan_items, suite_sha256
-from sitegen.plan.models import QualitySpec
+from sitegen.plan.plan_models import QualitySpec
 from sitegen.quality.scoring import score_answer
 from sitegen.quality.suites import (
     ALL_DOMAINS,

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from sitegen.models import field_docstrings
+from sitegen.core.strict_model import field_docstrings
 from sitegen.quality.documents import generate_document_task
 from sitegen.quality.scoring import (
     DocumentScore,

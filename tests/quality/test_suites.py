@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 from pydantic import ValidationError
 
-from sitegen.models import field_docstrings
+from sitegen.core.strict_model import field_docstrings
 from sitegen.quality.suites import (
     DOMAINS,
     EVIDENCE_CHOICES,

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
+from sitegen.core.errors import ConfigError
 from sitegen.engine.fake import DOWN_FLAG_ENV, FakeEngine
-from sitegen.errors import ConfigError
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import campaign_id, canonical_plan_json
-from sitegen.plan.models import ConditionSpec, Plan
+from sitegen.plan.plan_file import campaign_id, canonical_plan_json
+from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.records import store
 from sitegen.records.campaign import parse_records, read_campaign, read_campaigns
 from sitegen.records.layout import ENGINE_LOG
-from sitegen.records.registry import find_campaign
+from sitegen.records.registrations import find_campaign
 from sitegen.records.verify import verify_campaign
 from sitegen.statistics.trials import excluded_counts, trials_frame
 from tests.conftest import break_the_sixth_append, make_plan
@@ -106,7 +106,7 @@ def test_invalid_engine_option_creates_no_directory(tmp_path, capsys):
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from sitegen.lock import exclusive_lock
+from sitegen.core.lock import exclusive_lock
 with exclusive_lock(Path(sys.argv[1]), "test"):
     print("held", flush=True)
     time.sleep(60)

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.errors import UsageError
+from sitegen.core.errors import UsageError
 from sitegen.measure import run_campaign
-from sitegen.plan.io import campaign_id, plan_sha256
+from sitegen.plan.plan_file import campaign_id, plan_sha256
 from sitegen.records.annotations import read_annotations
 from sitegen.records.layout import MANIFEST_FILE, REGISTRY_FILE
 from sitegen.records.left_out import left_out_campaigns
-from sitegen.records.models import Manifest
-from sitegen.records.registry import find_campaign, read_registry
+from sitegen.records.record_models import Manifest
+from sitegen.records.registrations import find_campaign, read_registry
 from sitegen.records.verify import verify_campaign
 from tests.conftest import break_the_sixth_append, make_plan
 

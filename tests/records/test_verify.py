@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sitegen.cli import main
-from sitegen.errors import DataError, SitegenError
+from sitegen.core.errors import DataError, SitegenError
 from sitegen.measure import run_campaign
 from sitegen.records.verify import verify_campaign
 from tests.conftest import make_plan

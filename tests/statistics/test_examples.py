@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import random
 
+from sitegen.core.project import packaged_theme
 from sitegen.pages.directives import PageContext, directive_functions, html_environment
 from sitegen.pages.i18n import Catalog, load_strings
 from sitegen.plan.items import plan_items
-from sitegen.plan.models import ExamplesSpec
-from sitegen.project import packaged_theme
+from sitegen.plan.plan_models import ExamplesSpec
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.examples import example_views
 from sitegen.statistics.report import make_report

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sitegen.plan.models import ConditionSpec, InputSpec
-from sitegen.records.models import TrialRecord
+from sitegen.plan.plan_models import ConditionSpec, InputSpec
+from sitegen.records.record_models import TrialRecord
 from sitegen.records.table import RecordTable
 from sitegen.statistics.load import (
     SATURATION_LATENCY_FACTOR,

@@ -10,7 +10,7 @@ import pytest
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.items import plan_items, suite_sha256
-from sitegen.plan.models import DocumentSpec, QualitySpec
+from sitegen.plan.plan_models import DocumentSpec, QualitySpec
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.quality_records import score_quality, summarize_quality
 from tests.conftest import make_plan

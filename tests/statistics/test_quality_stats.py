@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sitegen.models import field_docstrings
+from sitegen.core.strict_model import field_docstrings
+from sitegen.core.text import Bilingual
 from sitegen.statistics.quality import (
     IdenticalShareResult,
     NonInferiorityResult,
@@ -21,7 +22,6 @@ from sitegen.statistics.quality import (
     sensitivity,
     stratified_bootstrap_means,
 )
-from sitegen.text import Bilingual
 
 SEEDS = (1234, 101234, 201234)
 N_TEMPLATES, PER_TEMPLATE = 30, 20

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.plan.models import ConditionSpec, ModelSpec
-from sitegen.records.models import UNKNOWN_REMOTE_SHA256
+from sitegen.plan.plan_models import ConditionSpec, ModelSpec
+from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256
 from sitegen.records.table import RecordTable
 from sitegen.statistics.setups import SETUP_FIELDS, compare_records, is_unrecorded
 from sitegen.statistics.speed import compare_conditions, speed_summary

@@ -11,8 +11,8 @@ import pytest
 
 from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
-from sitegen.plan.io import canonical_plan_json
-from sitegen.plan.models import (
+from sitegen.plan.plan_file import canonical_plan_json
+from sitegen.plan.plan_models import (
     DispersionSpec,
     SpeculationHealthSpec,
     SpeculativeSpec,
@@ -195,7 +195,7 @@ def test_low_acceptance_and_memory_over_headroom_are_findings(tmp_path):
 
 
 def test_the_page_states_what_was_observed_and_refuses_an_injected_ratio(tmp_path):
-    from sitegen.build import render_site
+    from sitegen.commands.build import render_site
     from sitegen.pages.render import check_rendered
     from tests.sitefixtures import PROJECT
 
@@ -260,8 +260,8 @@ def test_a_resumed_round_runs_all_its_users_and_records_only_the_missing(tmp_pat
 
 
 def test_an_engine_serving_one_request_at_a_time_refuses_concurrency():
+    from sitegen.core.errors import ConfigError
     from sitegen.engine.options import validate_engine_options
-    from sitegen.errors import ConfigError
 
     plan = make_plan(engine="exllamav3", conditions=[_condition("off-c2", OFF, users=2)])
     with pytest.raises(ConfigError, match="concurrency must be 1"):
@@ -284,7 +284,7 @@ class _ScriptedGpu:
         self.reads = 0
 
     def read(self, now):
-        from sitegen.engine.telemetry import TelemetrySample
+        from sitegen.engine.telemetry_probe import TelemetrySample
 
         self.reads += 1
         return TelemetrySample(

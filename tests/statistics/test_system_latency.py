@@ -13,19 +13,19 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from sitegen.build import render_site
+from sitegen.commands.build import render_site
+from sitegen.core.errors import ConfigError
 from sitegen.engine.exllamav3 import result_to_events
 from sitegen.engine.model_files import describe_model, gguf_shards
 from sitegen.engine.nvml import nvml_cuda_version
 from sitegen.engine.openai_stream import OpenAIStreamParser
-from sitegen.errors import ConfigError
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.render import check_rendered
 from sitegen.pages.schema import field_dictionary
-from sitegen.plan.models import ConditionSpec, ModelSpec, SamplingOverride, SpeculativeSpec
+from sitegen.plan.plan_models import ConditionSpec, ModelSpec, SamplingOverride, SpeculativeSpec
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.metrics import compute_metrics
-from sitegen.records.models import TrialRecord
+from sitegen.records.record_models import TrialRecord
 from sitegen.records.stream import StreamChunk, StreamEnd
 from sitegen.records.table import RecordTable
 from sitegen.statistics.report import make_report

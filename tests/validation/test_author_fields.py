@@ -1,4 +1,4 @@
-"""One registry of author-controlled strings (``sitegen.author_fields``): every string
+"""One registry of author-controlled strings (``sitegen.core.author_fields``): every string
 field of every model a build or an import reads is author text (C-FIGURE reads it) or
 declared safe, and a new field that is neither fails here, naming the model and the field.
 
@@ -19,7 +19,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from sitegen.author_fields import (
+from sitegen.core.author_fields import (
     AUTHOR_TEXT,
     AuthorText,
     NotProse,
@@ -28,22 +28,22 @@ from sitegen.author_fields import (
     measured,
     unclassified_fields,
 )
-from sitegen.errors import ConfigError, DataError
-from sitegen.importers.campaign import refuse_figures
+from sitegen.core.errors import ConfigError, DataError
+from sitegen.core.strict_model import StrictModel
+from sitegen.core.text import Bilingual
 from sitegen.importers.declaration import parse_declaration
-from sitegen.models import StrictModel
+from sitegen.importers.import_campaign import refuse_figures
 from sitegen.pages.mkdocs import SiteSettings
 from sitegen.pages.sources import SourceList
-from sitegen.plan.io import _PlanYamlLoader, load_plan
-from sitegen.plan.models import Plan
+from sitegen.plan.plan_file import _PlanYamlLoader, load_plan
+from sitegen.plan.plan_models import Plan
 from sitegen.records.annotations import Annotations
 from sitegen.records.import_declaration import ImportDeclaration
 from sitegen.records.import_source import ImportedMeasurement, SourceInfo
-from sitegen.records.imported import ImportedRecord, ImportRegistration
-from sitegen.records.models import Provenance, TrialRecord
-from sitegen.redact import RedactPolicy
+from sitegen.records.imported_campaign import ImportedRecord, ImportRegistration
+from sitegen.records.record_models import Provenance, TrialRecord
+from sitegen.records.redact import RedactPolicy
 from sitegen.statistics.comparison import ComparisonSpec
-from sitegen.text import Bilingual
 from sitegen.validation import check_project
 from sitegen.validation.figure_checks import (
     author_figure_issues,

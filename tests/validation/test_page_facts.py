@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from sitegen.build import build_site, render_site
+from sitegen.commands.build import build_site, render_site
 from sitegen.validation.page_facts import PageFacts, _ClaimReader, read_page
 from tests.sitefixtures import PROJECT, publishable_campaign, reusing_renders
 from tests.statistics.test_quality_records import quality_plan

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import render_site
 from sitegen.cli import main
-from sitegen.errors import DataError
+from sitegen.commands.build import render_site
+from sitegen.core.errors import DataError
 from sitegen.measure import run_campaign
 from sitegen.pages.render import check_rendered
-from sitegen.plan.models import ConditionSpec, InputSpec
+from sitegen.plan.plan_models import ConditionSpec, InputSpec
 from sitegen.records.campaign import read_campaign
 from sitegen.records.layout import MANIFEST_FILE, RECORDS_FILE
-from sitegen.records.models import Manifest
+from sitegen.records.record_models import Manifest
 from sitegen.records.store import CampaignStore
 from tests.conftest import make_plan
 from tests.sitefixtures import publishable_campaign, read_records, resign, write_records

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sitegen.build import render_site
-from sitegen.errors import DataError
-from sitegen.importers.campaign import import_campaign
+from sitegen.commands.build import render_site
+from sitegen.core.errors import DataError
+from sitegen.importers.import_campaign import import_campaign
 from sitegen.pages.render import check_rendered
-from sitegen.plan.models import ConditionSpec, InputSpec, SpeculativeSpec
+from sitegen.plan.plan_models import ConditionSpec, InputSpec, SpeculativeSpec
 from sitegen.validation import validate_campaigns
 from sitegen.validation.rules import load_rules
 from tests.conftest import make_plan

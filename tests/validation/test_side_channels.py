@@ -14,7 +14,7 @@ import pytest
 import yaml
 from markupsafe import Markup
 
-from sitegen.errors import DataError
+from sitegen.core.errors import DataError
 from sitegen.pages.content import content_environment
 from sitegen.pages.i18n import OVERRIDABLE, load_catalogs, overridable, packaged_strings
 from sitegen.pages.mkdocs import read_site_settings

@@ -4,8 +4,7 @@ Pages in ``content/<lang>/`` are jinja2 templates (autoescaped). Prose is writte
 there; every figure, table, chart and number comes from a directive such as
 ``{{ speed_chart("gen_tps") }}``. A directive is a function ``(ctx, …) -> Markup``
 registered by name with ``@directive("speed_chart")`` in the module of its topic
-(``speed``, ``latency``, ``load``, ``sweep``, ``quality``, ``examples``, ``method``,
-``comparison``, ``imported``, ``home``, ``prose``); ``directive_functions`` gives a page
+(``speed_directives``, ``latency_directives`` … ``home_directives``, and ``prose``); ``directive_functions`` gives a page
 every registered directive bound to its ``PageContext``. A directive renders an
 autoescaped partial from ``theme/partials/`` (``common.render_partial``) and carries its
 caveats in the page's language. Names and arguments are a public interface: a project's
@@ -36,7 +35,7 @@ from sitegen.pages.sources import Source
 
 if TYPE_CHECKING:
     from sitegen.statistics.comparison import CrossCampaign
-    from sitegen.statistics.imported import ImportedReport
+    from sitegen.statistics.imported_report import ImportedReport
     from sitegen.statistics.report import Report
 
 __all__ = [
@@ -175,15 +174,15 @@ def directive_functions(ctx: PageContext) -> dict[str, Callable[..., Any]]:
 # The topic modules register their directives when imported (after the names above,
 # which they import).
 from sitegen.pages.directives import (  # noqa: E402, F401
-    comparison,
-    examples,
-    home,
-    imported,
-    latency,
-    load,
-    method,
+    comparison_directives,
+    examples_directives,
+    home_directives,
+    imported_directives,
+    latency_directives,
+    load_directives,
+    method_directives,
     prose,
-    quality,
-    speed,
-    sweep,
+    quality_directives,
+    speed_directives,
+    sweep_directives,
 )

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup, escape
 
-from sitegen.formatting import FILTERS
+from sitegen.core.formatting import FILTERS
+from sitegen.core.text import CONTROL_CHARACTERS
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.published_figures import FigureCell, figure_cells, figure_span, report_figures
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.template_cache import bytecode_cache
 from sitegen.statistics.dispersion import IQR_FENCE
-from sitegen.text import CONTROL_CHARACTERS
 
 if TYPE_CHECKING:
     from sitegen.pages.directives import PageContext

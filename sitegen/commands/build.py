@@ -1,0 +1,416 @@
+"""``sitegen build``: records → validation → statistics → pages → a new archived version.
+
+Every stage before ``publish`` works in memory; the site is written only when every
+campaign has been read and validated and every page rendered and checked, and it
+replaces the previous site in one atomic step, so a failed or killed build leaves the
+previous site as it was (see ``publish.release``). A build whose inputs (records, plans, content,
+theme, sitegen and renderer versions, label) are those of the site in place does nothing.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import tempfile
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from itertools import chain
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import ValidationError
+
+from sitegen.core.errors import DataError, Issue, LockedError, one_line, pydantic_issues
+from sitegen.core.lock import lock_holder
+from sitegen.core.project import require_project
+from sitegen.core.signing import (
+    Signer,
+    fingerprint,
+    load_signer,
+    project_key,
+    signature_issues,
+    signed_at,
+)
+from sitegen.core.yaml_text import read_yaml
+from sitegen.pages.i18n import Catalog, load_catalogs
+from sitegen.pages.mkdocs import ReportNav, VersionBuild, read_site_settings
+from sitegen.pages.render import Docs, render_docs
+from sitegen.publish.archive import PublishedVersion, check_label, read_archive
+from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor
+from sitegen.publish.history import history_docs
+from sitegen.publish.inputs import unchanged_build
+from sitegen.publish.marker import BuildMarker
+from sitegen.publish.release import exclusive_site
+from sitegen.publish.site import Outcome, publish_version
+from sitegen.records.campaign import AnyCampaign, read_campaigns
+from sitegen.records.layout import LOCK_FILE, MANIFEST_FILE, campaign_directories
+from sitegen.records.left_out import LeftOut, left_out_campaigns
+from sitegen.records.redact import Redactor, redact
+from sitegen.records.table import release_freed_memory
+from sitegen.statistics.comparison import (
+    NOTHING_TO_COMPARE,
+    ComparisonSpec,
+    CrossCampaign,
+    make_comparison,
+    resolve_campaigns,
+)
+from sitegen.statistics.imported_report import ImportedReport
+from sitegen.statistics.report import Report
+from sitegen.statistics.summarize import summarize
+from sitegen.validation import check_project, validate_campaigns
+from sitegen.validation.figure_checks import left_out_figure_issues
+
+COMPARISONS_DIR = "content/comparisons"
+"""Declarations of reports over several campaigns, one ``<id>.yaml`` each."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    site_dir: Path
+    version: str
+    outcome: Literal["published", "unchanged", "up-to-date"]
+    """``published``: a new version was added; ``unchanged``: the label was already
+    published with the same bytes; ``up-to-date``: the inputs had not changed, nothing
+    was rendered."""
+    campaigns: int
+    records: int
+
+
+@dataclass(frozen=True)
+class RenderedSite:
+    """Everything a build writes, validated: pages in memory, files that grow with the
+    records in a scratch directory, removed by ``scratch.cleanup()`` (a build calls it once
+    the site is written) or with this object."""
+
+    reports: list[Report]
+    catalogs: dict[str, Catalog]
+    docs: Docs
+    scratch: tempfile.TemporaryDirectory
+    comparisons: list[CrossCampaign]
+    imported: list[ImportedReport]
+    left_out: tuple[LeftOut, ...] = ()
+    """Every campaign the site leaves out, with why (``records.left_out``)."""
+
+    @property
+    def records(self) -> int:
+        return sum(len(r.campaign) for r in self.reports) + sum(
+            len(r.campaign.records) for r in self.imported
+        )
+
+    def publication(self) -> Publication:
+        """What publishing needs of this site (a new object: a rendering may be reused)."""
+        return Publication(
+            self.docs,
+            self.catalogs,
+            self.scratch,
+            headline_figures(self.reports, self.imported),
+            tuple(ReportNav.of(r) for r in self.reports),
+            tuple(c.spec.id for c in self.comparisons),
+            tuple((r.slug, r.title) for r in self.imported),
+            self.left_out,
+        )
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A rendered site as publishing needs it: its files, navigation and headline figures,
+    without the reports and their tables, which a build lets go before mkdocs runs (its
+    peak of memory otherwise)."""
+
+    docs: Docs
+    catalogs: dict[str, Catalog]
+    scratch: tempfile.TemporaryDirectory
+    """Removed once the site is written (``build_site``): ``docs`` names files in it."""
+    figures: dict[str, Any]
+    """``headline_figures`` of the reports."""
+    reports: tuple[ReportNav, ...]
+    comparisons: tuple[str, ...]
+    """Ids of the comparison pages."""
+    imported: tuple[tuple[str, dict[str, str]], ...]
+    """Each imported campaign's report folder name and title per language."""
+    left_out: tuple[LeftOut, ...] = ()
+    """Every campaign the site leaves out, with why: the changelog lists them."""
+
+
+def render_site(
+    data_dir: Path,
+    project_dir: Path,
+    skip: Collection[str] | Mapping[str, str] = (),
+    signer: Signer | None = None,
+) -> RenderedSite:
+    """Read → validate → compute → render → check every page; raises ``DataError``
+    listing every problem. Writes nothing (``sitegen check`` is exactly this). ``skip``:
+    campaign directories left out (``--skip``), each with its reason (names alone are
+    refused: the site lists every campaign left out with why, ``records.left_out``).
+    ``signer``: signs each report's ``SHA256SUMS`` (the build's; a check signs nothing).
+    When the project declares a key, every campaign's manifest must be signed with it
+    (C-SIGNED)."""
+    require_project(project_dir)
+    key = project_key(project_dir)
+    refuse_campaigns_being_measured(data_dir, skip)
+    # Read: measured and imported campaigns alike, each verified against its manifest.
+    campaigns, issues = read_campaigns(data_dir, skip)
+    left_out, left_out_issues = left_out_campaigns(data_dir, skip)
+    issues += left_out_issues + left_out_figure_issues(left_out)
+    issues += report_address_collisions(campaigns)
+    if key is not None:
+        for campaign in campaigns:
+            issues += signature_issues(campaign.directory / MANIFEST_FILE, key)
+    # Validate: every campaign by the checks of its kind, then the project's own files.
+    issues += validate_campaigns(campaigns)
+    issues += check_project(project_dir)
+    if not campaigns and not issues:
+        issues.append(
+            Issue(
+                str(data_dir),
+                "every campaign is left out (publish: false in its annotations.yaml, or --skip)",
+                "data",
+            )
+        )
+    if issues:
+        raise DataError(issues)
+    settings = read_site_settings(project_dir)
+    # Redact, once, before anything is computed: every page and download sees only labels.
+    redactor = Redactor(settings.redact)
+    campaigns = [redact(campaign, redactor) for campaign in campaigns]
+    catalogs = load_catalogs(project_dir, settings.title)
+    # Summarize: each campaign's statistics, computed before any page is rendered.
+    summaries = [summarize(campaign) for campaign in campaigns]
+    imported = [s for s in summaries if s.campaign.imported]
+    reports = [
+        replace(
+            report,
+            left_out=tuple(e for e in left_out if e.plan_name == report.campaign.plan.name),
+        )
+        for report in summaries
+        if not report.campaign.imported
+    ]
+    if key is not None:
+        reports = [
+            replace(
+                report,
+                signing_key=fingerprint(key),
+                signed_at=signed_at(report.campaign.directory / MANIFEST_FILE),
+            )
+            for report in reports
+        ]
+    if sum(len(c) for c in campaigns) >= COLLECT_FROM_RECORDS:
+        # Computing the statistics leaves garbage, some of it in reference cycles: freed
+        # and given back before the pages are rendered (some 200 MB at 400,000 records).
+        gc.collect()
+        release_freed_memory()
+    comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports, imported)
+    remove_abandoned_scratch()
+    scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    docs = render_docs(
+        reports,
+        catalogs,
+        project_dir,
+        Path(scratch.name),
+        comparisons,
+        imported,
+        signer,
+    )
+    return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported, tuple(left_out))
+
+
+COLLECT_FROM_RECORDS = 10_000
+"""From this many records on, a build collects the garbage of its statistics before it
+renders, and of its pages before it publishes: that lowers its peak of memory (some 200 MB
+at 400,000 records). Below, there is little to free, and a full collection costs a small
+build a seventh of its time (more in a process that holds much else, as the tests do)."""
+
+
+SCRATCH_PREFIX = "sitegen-build-"
+"""Scratch folders in the system's temporary directory: ``sitegen-build-<pid>-<random>``."""
+
+
+def remove_abandoned_scratch() -> None:
+    """Remove the scratch folders of builds whose process is gone (killed builds cannot
+    clean up after themselves)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def report_address_collisions(campaigns: list[AnyCampaign]) -> list[Issue]:
+    """Two published campaigns of plans with the same name would share one report address
+    (``reports/<plan name>/``), as would an imported campaign named like a plan: one
+    issue naming both for each such pair."""
+    first_by_name: dict[str, AnyCampaign] = {}
+    issues = []
+    for campaign in campaigns:
+        name = campaign.report_name
+        earlier = first_by_name.setdefault(name, campaign)
+        if earlier is not campaign:
+            issues.append(
+                Issue(
+                    str(campaign.directory),
+                    f"its report is named '{name}', like {earlier.directory.name}'s: "
+                    f"both would be reports/{name}/; publish one (publish: false with an "
+                    "unpublished_reason in the other's annotations.yaml, which the site "
+                    "lists with it) or give the plans distinct names",
+                    "data",
+                )
+            )
+    return issues
+
+
+def refuse_campaigns_being_measured(
+    data_dir: Path, skip: Collection[str] | Mapping[str, str] = ()
+) -> None:
+    """``LockedError`` naming the measure that holds a campaign (its pid, command and start):
+    its records grow while it runs, so they would not match the manifest (C-SIGNED's
+    "changed"), though nothing was edited."""
+    for directory in campaign_directories(data_dir):
+        if directory.name not in skip and (holder := lock_holder(directory / LOCK_FILE)):
+            raise LockedError(
+                f"campaign {directory} is being measured by {holder}: wait for that measure "
+                f"to finish, or leave the campaign out (--skip {directory.name}=REASON)"
+            )
+
+
+def read_comparisons(
+    directory: Path, reports: list[Report], imported: list[ImportedReport] = ()
+) -> list[CrossCampaign]:
+    """Every declared comparison of several campaigns (``<id>.yaml``), computed; raises
+    ``DataError`` naming the file and the field of every bad declaration."""
+    comparisons, issues = [], []
+    for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
+        try:
+            spec = ComparisonSpec.model_validate(read_yaml(path))
+        except yaml.YAMLError as exc:
+            issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
+            continue
+        except ValidationError as exc:
+            issues.extend(pydantic_issues(exc, str(path)))
+            continue
+        found, problems = resolve_campaigns(spec, reports, imported)
+        issues += [
+            Issue(f"{path} → {problem.split(':', 1)[0]}", problem.split(": ", 1)[1], "data")
+            for problem in problems
+        ]
+        if problems:
+            continue
+        comparison = make_comparison(spec, found)
+        if comparison.rows or comparison.imported:
+            comparisons.append(comparison)
+        else:
+            issues.append(Issue(str(path), NOTHING_TO_COMPARE, "data"))
+    if issues:
+        raise DataError(issues)
+    return comparisons
+
+
+def build_site(
+    data_dir: Path,
+    site_dir: Path,
+    project_dir: Path,
+    version: str | None = None,
+    changed_inputs_sha256: str | None = None,
+    skip: Collection[str] = (),
+) -> BuildResult:
+    """Publish the records of ``data_dir`` as version ``version`` (default: the date of
+    the latest record, ``YYYY-MM-DD`` in UTC) of the site in ``site_dir``.
+    ``changed_inputs_sha256``: the inputs' digest, from a caller that has just found the
+    site not built from them (``unchanged_build``), so they are not hashed again.
+    ``skip``: names of campaign directories left out (``--skip``)."""
+    project_dir = project_dir.resolve()
+    require_project(project_dir)
+    if version is not None:
+        check_label(version)
+    inputs_sha256 = changed_inputs_sha256
+    if inputs_sha256 is None:
+        inputs_sha256, marker = unchanged_build(data_dir, site_dir, project_dir, version, skip)
+        if marker is not None:
+            return BuildResult(
+                site_dir, marker.version, "up-to-date", marker.campaigns, marker.records
+            )
+
+    signer = load_signer(project_dir)
+    rendered = render_site(data_dir, project_dir, skip, signer)
+    data_epoch, default_label = latest_record_time(rendered.reports, rendered.imported)
+    label = version or check_label(default_label)
+    marker = BuildMarker(
+        inputs_sha256=inputs_sha256,
+        version=label,
+        campaigns=len(rendered.reports) + len(rendered.imported),
+        records=rendered.records,
+    )
+    publication = rendered.publication()
+    # The reports' tables are not needed to publish: freed before mkdocs runs.
+    del rendered
+    if marker.records >= COLLECT_FROM_RECORDS:
+        # The pages' template contexts hold them in reference cycles, which only a
+        # collection frees.
+        gc.collect()
+        release_freed_memory()
+    try:
+        outcome = publish(publication, label, data_epoch, marker, project_dir, site_dir, signer)
+    finally:
+        publication.scratch.cleanup()
+    return BuildResult(site_dir, label, outcome, marker.campaigns, marker.records)
+
+
+def publish(
+    publication: Publication,
+    label: str,
+    data_epoch: int,
+    marker: BuildMarker,
+    project_dir: Path,
+    site_dir: Path,
+    signer: Signer | None = None,
+) -> Outcome:
+    """Add the changelog and publish, holding the site's lock (another build publishing
+    makes this one fail at once with ``LockedError``), the lists of files signed by
+    ``signer``. The archive is read under the lock, so a version published while this
+    build rendered is kept."""
+    figures = publication.figures
+    with exclusive_site(site_dir) as home:
+        published = read_archive(home.site)
+        changes = compare(predecessor(published, label, data_epoch), figures)
+        current = PublishedVersion(label, data_epoch, figures)
+        docs = {
+            **publication.docs,
+            **changelog_docs(changes, publication.catalogs, publication.left_out),
+            **history_docs(current, publication.catalogs),
+        }
+        build = VersionBuild(
+            label,
+            data_epoch,
+            docs,
+            publication.reports,
+            publication.catalogs,
+            figures,
+            publication.comparisons,
+            publication.imported,
+        )
+        return publish_version(build, project_dir, home, published, marker, signer)
+
+
+def latest_record_time(
+    reports: list[Report], imported: list[ImportedReport] = ()
+) -> tuple[int, str]:
+    """Start of the latest record as Unix seconds and as its UTC date (the default label);
+    an imported campaign counts by when it was imported (its sources' times may be absent)."""
+    starts = (
+        start
+        for report in chain(reports, imported)
+        if (start := report.campaign.latest_time) is not None
+    )
+    latest = max(starts, default=datetime.fromtimestamp(0, UTC))
+    return int(latest.timestamp()), latest.astimezone(UTC).date().isoformat()

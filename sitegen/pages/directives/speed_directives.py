@@ -1,0 +1,214 @@
+"""Directives of the summary and speed pages: the headline, the cards at a glance, the
+generation rate (chart, table, completion times), memory and telemetry."""
+
+from __future__ import annotations
+
+import jinja2
+from markupsafe import Markup
+
+from sitegen.core.formatting import count, rate, seconds
+from sitegen.pages.charts import trials_chart
+from sitegen.pages.directives import PageContext, directive
+from sitegen.pages.directives.common import (
+    CHART_INLINE_BYTES,
+    TABLE_PAGE_ROWS,
+    cells,
+    render_partial,
+)
+from sitegen.pages.published_figures import SPEED_COLUMNS, FigureCell
+from sitegen.pages.safe_json import script_json
+from sitegen.statistics.latency import MIN_VALUES
+from sitegen.statistics.report import MIN_RATIO_TRIALS
+from sitegen.statistics.system import memory_gaps
+
+
+def speed_rows(ctx: PageContext) -> list[tuple[dict, dict[str, FigureCell]]]:
+    """Each speed summary row of the page's report with its figures as printed
+    (``speed/<condition>/<input>/<column>``, ``SPEED_COLUMNS``), by column."""
+    return [
+        (
+            row,
+            cells(
+                ctx,
+                f"speed/{row['condition_id']}/{row['input_id']}",
+                {column: row.get(column) for column in SPEED_COLUMNS},
+            ),
+        )
+        for row in ctx.require_report().summary_records
+    ]
+
+
+@directive("headline")
+def headline(ctx: PageContext) -> Markup:
+    report = ctx.require_report()
+    return render_partial(
+        ctx, "headline.html", report=report, rows=report.headline, min_ratio_trials=MIN_RATIO_TRIALS
+    )
+
+
+@directive("kpi_cards")
+def kpi_cards(ctx: PageContext) -> Markup:
+    """The summary at a glance: the headline speed-up with its interval, the generation
+    rate off → on, TTFT P50/P95, acceptance, the quality verdict and the truncations, each
+    a card that carries its caveats and links to its detail; a baseline-only campaign gets
+    the cards of what it measured."""
+    report = ctx.require_report()
+    figures = report.key_figures
+    if figures is None:
+        return Markup("")
+    quality = report.quality
+    return render_partial(
+        ctx,
+        "kpi_cards.html",
+        report=report,
+        figures=figures,
+        minimum=MIN_VALUES,
+        min_ratio_trials=MIN_RATIO_TRIALS,
+        quality=quality,
+        outcomes=quality.outcomes.set_index("factor").to_dict("index")
+        if quality is not None
+        else None,
+        overview=report.condition_overview,
+    )
+
+
+@directive("beside_headline")
+def beside_headline(ctx: PageContext) -> Markup:
+    """Per condition, beside the headline: concurrency, length-capped and
+    answer-not-reached counts of its measured trials, peak memory, and the memory limit
+    the plan declares (``speculation_health.max_device_memory_mib``)."""
+    report = ctx.require_report()
+    return render_partial(
+        ctx,
+        "beside_headline.html",
+        rows=report.condition_overview,
+        labels=ctx.labels(report),
+        memory_limit=report.plan.speculation_health.max_device_memory_mib,
+    )
+
+
+@directive("measured_on")
+def measured_on(ctx: PageContext) -> Markup:
+    """The measured hardware (C-HARDWARE)."""
+    return render_partial(ctx, "measured_on.html", report=ctx.require_report())
+
+
+@directive("speed_chart")
+def speed_chart(ctx: PageContext, metric: str = "gen_tps") -> Markup:
+    """Every trial as a point with each condition's median, and the table of the chart's
+    numbers. A large campaign's chart and table are files the page loads
+    (``CHART_INLINE_BYTES``, ``TABLE_PAGE_ROWS``), so no page grows with the records."""
+    report = ctx.require_report()
+    labels = ctx.labels(report)
+    # Only the columns the chart and table show are sorted (not every column of every
+    # trial, once per page and metric).
+    shown = ["trial_id", "order_index", "condition_id", "input_id", "seed", metric]
+    shown += ["generated_tokens", "finish", "outlier"]
+    usable = report.usable_speed_trials
+    trials = usable[[c for c in dict.fromkeys(shown) if c in usable]]
+    trials = trials.sort_values("order_index")
+    spec = script_json(trials_chart(trials, report.summary, metric, labels, ctx.catalog))
+    lang = ctx.lang
+    spec_file = None
+    if len(spec) > CHART_INLINE_BYTES:
+        # Not "<metric>.<lang>.json": the i18n plugin would take the language suffix for a
+        # translation of the file and move it away from the address the page loads.
+        spec_file = f"charts/{metric}-{lang}.json"
+        ctx.extra_files[f"reports/{report.slug}/{spec_file}"] = spec.encode("utf-8")
+    rows = [
+        [
+            row["trial_id"],
+            f"#t{row['order_index']}",
+            labels[row["condition_id"]],
+            row["input_id"],
+            str(row["seed"]),
+            (rate if metric.endswith("tps") else seconds)(row[metric]),
+            count(row["generated_tokens"]),
+            ctx.catalog.t(f"finish.{row['finish']}"),
+        ]
+        for row in trials.to_dict("records")
+    ]
+    pages = [rows[i : i + TABLE_PAGE_ROWS] for i in range(0, len(rows), TABLE_PAGE_ROWS)]
+    table_files = []
+    if len(pages) > 1:
+        for index, page in enumerate(pages):
+            name = f"{metric}.{lang}.{index}.json"
+            ctx.extra_files[f"reports/{report.slug}/tables/{name}"] = script_json(page).encode()
+            table_files.append(name)
+    return render_partial(
+        ctx,
+        "speed_chart.html",
+        report=report,
+        metric=metric,
+        spec=Markup(spec) if spec_file is None else None,
+        spec_file=spec_file,
+        rows=pages[0] if pages else [],
+        table_files=table_files,
+        # Each trial's record on the data page, from the summary or a page beside it.
+        data_page="data/" if ctx.page == "index" else "../data/",
+        row_count=len(rows),
+        page_rows=TABLE_PAGE_ROWS,
+    )
+
+
+@directive("speed_table")
+def speed_table(ctx: PageContext) -> Markup:
+    """Per condition × input: the generation rate and its spread, each figure a cell
+    printed as ``published_figures`` prints it; then the limits each was measured under."""
+    report = ctx.require_report()
+    return render_partial(
+        ctx, "speed_table.html", report=report, rows=speed_rows(ctx), labels=ctx.labels(report)
+    )
+
+
+@directive("completion_time")
+def completion_time(ctx: PageContext, input_id: str, ratio: bool = False) -> Markup:
+    """End-to-end times of each condition beside their output lengths; the time ratio only
+    when asked (C-LENGTH refuses it when output lengths differ)."""
+    report = ctx.require_report()
+    if input_id not in report.speed_input_ids:
+        known = ", ".join(sorted(report.speed_input_ids)) or "none"
+        raise jinja2.TemplateRuntimeError(
+            f"completion_time('{input_id}'): not a speed input of this report (known: {known})"
+        )
+    times = report.completion_times(input_id)
+    return render_partial(
+        ctx,
+        "completion_time.html",
+        times=times,
+        show_ratio=ratio and times.time_ratio is not None,
+        labels=ctx.labels(report),
+    )
+
+
+@directive("memory_table")
+def memory_table(ctx: PageContext) -> Markup:
+    """Peak memory per condition and device (GPU via NVML, CPU engines: process RSS)."""
+    report = ctx.require_report()
+    rows = report.memory.to_dict("records")
+    measured_conditions = report.usable_speed_trials["condition_id"].unique()
+    return render_partial(
+        ctx,
+        "memory_table.html",
+        report=report,
+        rows=rows,
+        memory_limit=report.plan.speculation_health.max_device_memory_mib,
+        gaps=memory_gaps(report.plan, {row["condition_id"] for row in rows}, measured_conditions),
+        labels=ctx.labels(report),
+    )
+
+
+@directive("telemetry_table")
+def telemetry_table(ctx: PageContext) -> Markup:
+    """Per condition and device, beside the generation rate: GPU utilization, memory
+    bandwidth, power, clock, temperature and memory (NVML), or the engine process's CPU
+    time on CPU runs; energy (or CPU time) per generated token, labelled derived."""
+    report = ctx.require_report()
+    return render_partial(
+        ctx,
+        "telemetry_table.html",
+        report=report,
+        rows=report.telemetry.to_dict("records"),
+        rates=report.condition_rates,
+        labels=ctx.labels(report),
+    )
