@@ -9,9 +9,9 @@ Run: ``.venv/bin/python benchmarks/lighthouse.py [--runs N] [--keep DIR]`` (the 
 N runs per page, 1 by default, of the scores and of total blocking time, first and largest
 contentful paint and cumulative layout shift; ``--keep`` writes each run's Lighthouse JSON
 there, for its bootup-time and long-tasks audits). Lighthouse throttles like a mid-range
-phone on a slow 4G network unless ``--desktop``. The site has no ``site_url``, so its pages
-are ``noindex``: SEO's "is-crawlable" audit fails by design and holds SEO at 63 (everything
-else passes).
+phone on a slow 4G network unless ``--desktop``. The project's ``mkdocs.yml`` gets
+``indexing: allow``, as a published site's would (with ``site_url``): without it the pages
+are ``noindex`` and SEO's "is-crawlable" audit fails by design.
 
 Measured (2 shared cores, mobile, median of 3, 2026-12), plotly.js as a blocking <script>
 → loaded by charts.js once a chart comes near the window: performance ja summary 69 → 98,
@@ -68,6 +68,21 @@ def scores(url: str, chromium: str, desktop: bool, keep: Path | None) -> dict[st
         }
 
 
+def indexed_project(folder: Path) -> Path:
+    """The browser tests' project with ``indexing: allow`` in its ``mkdocs.yml``."""
+    import yaml
+
+    from tests.sitefixtures import PROJECT
+
+    folder.mkdir()
+    config = yaml.safe_load((PROJECT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config["indexing"] = "allow"
+    (folder / "mkdocs.yml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    for part in ("content", "theme"):
+        (folder / part).symlink_to(PROJECT / part)
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1)
@@ -82,7 +97,7 @@ def main() -> None:
     from test_every_page import _build, _pages
 
     with tempfile.TemporaryDirectory(prefix="sitegen-lighthouse-site-") as tmp:
-        site = _build(Path(tmp))
+        site = _build(Path(tmp), indexed_project(Path(tmp) / "project"))
         pages = _pages(site)
         summary = next(
             p
