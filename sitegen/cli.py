@@ -360,8 +360,9 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _keys_init(args: argparse.Namespace) -> int:
-    from sitegen.core.signing import SIGNATURE_SUFFIX, init_keys, read_signer, sign_existing
+    from sitegen.core.signing import SIGNATURE_SUFFIX, init_keys, read_signer
     from sitegen.records.layout import MANIFEST_FILE, campaign_directories
+    from sitegen.records.verify import sign_existing
 
     private, public, print_ = init_keys(args.project, args.key_dir)
     print(f"private key {private} (keep it outside the project; its path is in your config)")
@@ -392,7 +393,8 @@ def _keys_init(args: argparse.Namespace) -> int:
 
 
 def _keys_sign(args: argparse.Namespace) -> None:
-    from sitegen.core.signing import load_signer, sign_existing
+    from sitegen.core.signing import load_signer
+    from sitegen.records.verify import sign_existing
 
     signer = load_signer(args.project)
     if signer is None:

@@ -30,7 +30,6 @@ from sitegen.core.signing import (
     Signer,
     init_keys,
     load_signer,
-    sign_existing,
 )
 from sitegen.pages.i18n import Catalog
 from sitegen.pages.published_figures import figure_span
@@ -42,6 +41,7 @@ from sitegen.publish.signed_files import (
     write_list,
 )
 from sitegen.records.layout import sha256_file
+from sitegen.records.verify import sign_existing
 from tests.sitefixtures import publishable_campaign, report_address
 
 VERSION = "a"

@@ -23,9 +23,10 @@ import sitegen.commands.audit
 from sitegen.cli import main
 from sitegen.commands.build import build_site
 from sitegen.commands.init_project import init_project
-from sitegen.core.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer, sign_existing
+from sitegen.core.signing import KEY_ENV, PUBLIC_KEY_FILE, init_keys, load_signer
 from sitegen.plan.plan_models import ModelSpec
 from sitegen.publish.signed_files import FILE_LIST
+from sitegen.records.verify import sign_existing
 from tests.conftest import make_plan
 from tests.sitefixtures import publishable_campaign, report_address
 

@@ -32,13 +32,12 @@ from sitegen.core.signing import (
     project_key,
     public_key_line,
     read_public_key,
-    sign_existing,
     signed_at,
 )
 from sitegen.measure import run_campaign
 from sitegen.pages.mkdocs import read_site_settings
 from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
-from sitegen.records.verify import verify_campaign
+from sitegen.records.verify import sign_existing, verify_campaign
 from tests.conftest import make_plan
 from tests.sitefixtures import (
     publishable_campaign,

@@ -346,23 +346,3 @@ def signed_at(path: Path) -> str | None:
         ).signed_at
     except (OSError, ValidationError):
         return None
-
-
-def sign_existing(directory: Path, signer: Signer) -> Path:
-    """Sign a campaign's manifest once (one measured or imported before the project had a
-    key): its files must match the manifest, and it must not be signed already. Returns
-    the signature file; its ``signed_at`` is the date of signing the pages state."""
-    # Imported here: the record modules import this one.
-    from sitegen.records.layout import MANIFEST_FILE, write_atomic
-    from sitegen.records.verify import verify_campaign
-
-    manifest = directory / MANIFEST_FILE
-    signature = manifest.with_name(manifest.name + SIGNATURE_SUFFIX)
-    if signature.exists():
-        raise ConfigError(f"{signature} exists: the campaign is signed already")
-    verify_campaign(directory)  # raises DataError naming every file that does not match
-    try:
-        write_atomic(signature, signer.signature(manifest.read_bytes()))
-    except OSError as exc:
-        raise StorageError.from_os_error(exc, "write", signature) from exc
-    return signature

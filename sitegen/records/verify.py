@@ -1,5 +1,6 @@
 """Checking a copy of a campaign against its ``manifest.json``: every file exactly as
-signed (``sitegen verify``, C-SIGNED); ``measure`` checks the same before it appends."""
+signed (``sitegen verify``, C-SIGNED); ``measure`` checks the same before it appends, and
+``sitegen keys sign`` before it signs a campaign measured without a key."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
-from sitegen.core.errors import DataError, Issue, StorageError, pydantic_issues
-from sitegen.core.signing import SIGNATURE_SUFFIX, signature_issues
+from sitegen.core.errors import ConfigError, DataError, Issue, StorageError, pydantic_issues
+from sitegen.core.signing import SIGNATURE_SUFFIX, Signer, signature_issues
 from sitegen.records.annotations import ANNOTATIONS_FILE
 from sitegen.records.layout import (
     CAMPAIGNS_DIR,
@@ -26,6 +27,7 @@ from sitegen.records.layout import (
     FileDigest,
     prefix_digest,
     sha256_file,
+    write_atomic,
 )
 from sitegen.records.record_models import (
     Manifest,
@@ -115,6 +117,22 @@ def verify_campaign(
     return VerifiedCampaign(
         directory, manifest.campaign_id, manifest.plan_sha256, len(listed), manifest.record_count
     )
+
+
+def sign_existing(directory: Path, signer: Signer) -> Path:
+    """Sign a campaign's manifest once (one measured or imported before the project had a
+    key): its files must match the manifest, and it must not be signed already. Returns
+    the signature file; its ``signed_at`` is the date of signing the pages state."""
+    manifest = directory / MANIFEST_FILE
+    signature = manifest.with_name(manifest.name + SIGNATURE_SUFFIX)
+    if signature.exists():
+        raise ConfigError(f"{signature} exists: the campaign is signed already")
+    verify_campaign(directory)  # raises DataError naming every file that does not match
+    try:
+        write_atomic(signature, signer.signature(manifest.read_bytes()))
+    except OSError as exc:
+        raise StorageError.from_os_error(exc, "write", signature) from exc
+    return signature
 
 
 @dataclass(frozen=True)
