@@ -9,9 +9,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from sitegen.fleet.fleet_plan import FleetPlan
+from sitegen.pages.file_list_model import SignedFiles
 from sitegen.plan.grid import GRID_KEY, PlanGrid
 from sitegen.plan.plan_models import Plan
-from sitegen.publish.signed_files import SignedFiles
 from sitegen.records.imported_campaign import ImportedRecord, ImportRegistration
 from sitegen.records.record_models import Manifest, PublishedManifest, TrialRecord
 

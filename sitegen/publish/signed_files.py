@@ -9,6 +9,7 @@ the changelog and history data), rewritten by every build, with the SHA-256 of e
 version's list. With a signing key each list has a detached signature beside it
 (``files.json.sig``), dated by the newest record it covers, so the same data makes the
 same bytes. ``sitegen audit`` checks a site against them (``audit.signed_list_findings``).
+Their format is ``pages.file_list_model.SignedFiles``.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Literal
 
 from sitegen.core.signing import SIGNATURE_SUFFIX, Signer
 from sitegen.core.site_layout import OBJECTS_DIR, VERSIONS_DIR
-from sitegen.core.strict_model import StrictModel
+from sitegen.pages.file_list_model import ListedFile, SignedFiles
 from sitegen.pages.published_figures import FIGURE_ATTRIBUTE
 from sitegen.publish.archive import sha256_bytes
 
@@ -28,37 +28,6 @@ FILE_LIST = "files.json"
 """A version's list (``v/<label>/files.json``) and the site root's (``files.json``)."""
 LIST_FILES = (FILE_LIST, FILE_LIST + SIGNATURE_SUFFIX)
 """A list and its signature: never in a list."""
-
-
-class ListedFile(StrictModel):
-    """One published file."""
-
-    sha256: str
-    """SHA-256 of its bytes."""
-    size_bytes: int
-    """Its size: a reader fetches no more than this."""
-
-
-class SignedFiles(StrictModel):
-    """A list of published files (``files.json``), signed by the publisher's key when the
-    project declares one."""
-
-    schema_version: Literal[1] = 1
-    """Version of this format."""
-    label: str
-    """The version it lists; in the site root's list, the newest version when it was
-    written."""
-    files: dict[str, ListedFile]
-    """Every file, by its path from the site root. A version's list: the files under
-    ``v/<label>/``, every object its pages name (each file of a folder object) and the
-    shared assets. The root's list: every other file (``v/versions.json`` included) but
-    the objects."""
-    figures: dict[str, list[tuple[str, str]]] = {}
-    """A version's list: each page (path from the version's root) → the figures it marks,
-    id and printed text, in page order. Empty in the root's list."""
-    versions: dict[str, str | None] = {}
-    """The root's list: each published version → the SHA-256 of its ``files.json``
-    (``None``: a version published before versions had one). Empty in a version's list."""
 
 
 class PageMarks(HTMLParser):

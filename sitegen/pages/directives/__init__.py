@@ -4,23 +4,31 @@ Pages in ``content/<lang>/`` are jinja2 templates (autoescaped). Prose is writte
 there; every figure, table, chart and number comes from a directive such as
 ``{{ speed_chart("gen_tps") }}``. A directive is a function ``(ctx, …) -> Markup``
 registered by name with ``@directive("speed_chart")`` in the module of its topic
-(``speed_directives``, ``latency_directives`` … ``home_directives``, and ``prose``); ``directive_functions`` gives a page
-every registered directive bound to its ``PageContext``. A directive renders an
-autoescaped partial from ``theme/partials/`` (``common.render_partial``) and carries its
-caveats in the page's language. Names and arguments are a public interface: a project's
-own content pages call them.
+(``speed_directives``, ``latency_directives`` … ``home_directives``, and ``prose``);
+``directive_functions`` gives a page every registered directive bound to its
+``PageContext`` (both in ``page_context``). A directive renders an autoescaped partial
+from ``theme/partials/`` (``common.render_partial``) and carries its caveats in the page's
+language. Names and arguments are a public interface: a project's own content pages call
+them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import partial, update_wrapper
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import jinja2
-from markupsafe import Markup
-
+# The topic modules register their directives when imported: importing the package
+# registers them all.
+from sitegen.pages.directives import (  # noqa: F401
+    comparison_directives,
+    examples_directives,
+    home_directives,
+    imported_directives,
+    latency_directives,
+    load_directives,
+    method_directives,
+    prose,
+    quality_directives,
+    speed_directives,
+    sweep_directives,
+)
 from sitegen.pages.directives.common import (
     CHART_INLINE_BYTES,
     TABLE_PAGE_ROWS,
@@ -29,14 +37,14 @@ from sitegen.pages.directives.common import (
     markdown_inline_text,
     text_block,
 )
-from sitegen.pages.downloads import DownloadFile
-from sitegen.pages.i18n import Catalog
-from sitegen.pages.sources import Source
-
-if TYPE_CHECKING:
-    from sitegen.statistics.comparison import CrossCampaign
-    from sitegen.statistics.imported_report import ImportedReport
-    from sitegen.statistics.report import Report
+from sitegen.pages.directives.page_context import (
+    DIRECTIVES,
+    Directive,
+    PageContext,
+    Quote,
+    directive,
+    directive_functions,
+)
 
 __all__ = [
     "CHART_INLINE_BYTES",
@@ -52,137 +60,3 @@ __all__ = [
     "markdown_inline_text",
     "text_block",
 ]
-
-Directive = Callable[..., Markup | str | bool]
-"""A directive: ``(ctx: PageContext, *arguments from the template) -> Markup`` (``str``
-for ``t``, ``bool`` for the questions content branches on, such as ``has_speed``)."""
-
-F = TypeVar("F", bound=Directive)
-
-DIRECTIVES: dict[str, Directive] = {}
-"""Every directive by the name content templates call it by (``@directive``)."""
-
-
-def directive(name: str) -> Callable[[F], F]:
-    """Registers the decorated function as the directive ``name`` (one function a name)."""
-
-    def register(function: F) -> F:
-        if name in DIRECTIVES and DIRECTIVES[name] is not function:
-            raise ValueError(f"directive {name!r} registered twice")
-        DIRECTIVES[name] = function
-        return function
-
-    return register
-
-
-@dataclass(frozen=True)
-class Quote:
-    """A figure a page quotes with ``literal``, and its source."""
-
-    value: str
-    source: Source
-
-
-@dataclass(frozen=True, eq=False)
-class PageContext:
-    """What the directives of one page need: the page (its language, where it lies, which
-    report, comparison or imported campaign it shows) and what the pages share (every
-    report, the sources, the literals quoted, the figures as printed). One a page: the
-    build makes the pages of a kind with ``dataclasses.replace``."""
-
-    env: jinja2.Environment
-    """The partials' environment (``html_environment``)."""
-    catalog: Catalog
-    report: Report | None = None
-    """The report the page belongs to (``None``: the home, overview, comparison and
-    imported campaigns' pages)."""
-    reports: Sequence[Report] = ()
-    """Every measured campaign's report (the overview lists them)."""
-    downloads: Sequence[DownloadFile] | Callable[[], Sequence[DownloadFile]] = ()
-    """The report's downloads; a function where they are being written while the pages
-    render (the first page that lists them waits for them)."""
-    site_root: str = ""
-    """Relative path from the page to the site root, e.g. ``../../../``."""
-    comparison: CrossCampaign | None = None
-    """The comparison of several campaigns a comparison page shows."""
-    report_pages: tuple[str, ...] = ()
-    """The pages the report has, in navigation order (links only to these)."""
-    sources: Mapping[str, Source] = field(default_factory=dict)
-    """The sources ``literal`` may cite (``content/sources.yaml``)."""
-    quoted: list[Quote] = field(default_factory=list)
-    """Every literal of the report's pages in this language, for ``literals()`` (shared by
-    the pages of one report)."""
-    imported: ImportedReport | None = None
-    """The imported campaign an imported report page shows."""
-    imported_reports: Sequence[ImportedReport] = ()
-    """Every imported campaign's report (the overview lists them)."""
-    page: str = ""
-    """The report page being rendered (``index``, ``speed`` …), for links between pages."""
-    language_home: str = ""
-    """Relative path from the page to its language's home page (``../`` from the overview
-    page), for links to the reports."""
-    printed_figures: dict[str, dict[str, str]] = field(default_factory=dict)
-    """Each report's figures as printed (``report_figures``) by its name, made on first
-    use (shared by the pages of every report and language: figures print alike)."""
-    extra_files: dict[str, bytes] = field(default_factory=dict)
-    """Files the rendered directives need beside the page (docs path → bytes): give each
-    page its own (``replace(ctx, extra_files={})``)."""
-
-    @property
-    def lang(self) -> str:
-        return self.catalog.lang
-
-    def download_files(self) -> list[DownloadFile]:
-        """The report's downloads (waiting for them where they are being written)."""
-        files = self.downloads
-        return list(files() if callable(files) else files)
-
-    def require_report(self) -> Report:
-        if self.report is None:
-            raise jinja2.TemplateRuntimeError("this directive is only available on report pages")
-        return self.report
-
-    def require_comparison(self) -> CrossCampaign:
-        if self.comparison is None:
-            raise jinja2.TemplateRuntimeError(
-                "this directive is only available on comparison pages"
-            )
-        return self.comparison
-
-    def require_imported(self) -> ImportedReport:
-        if self.imported is None:
-            raise jinja2.TemplateRuntimeError(
-                "this directive is only available on an imported campaign's page"
-            )
-        return self.imported
-
-    def labels(self, report: Report | ImportedReport | None = None) -> dict[str, str]:
-        """What readers call each condition of ``report`` (the page's report when not
-        given) in this page's language."""
-        labels = (report or self.require_report()).condition_labels
-        return {cid: label[self.lang] for cid, label in labels.items()}
-
-
-def directive_functions(ctx: PageContext) -> dict[str, Callable[..., Any]]:
-    """Every registered directive bound to ``ctx``: the globals of a content page."""
-    return {
-        name: update_wrapper(partial(function, ctx), function)
-        for name, function in DIRECTIVES.items()
-    }
-
-
-# The topic modules register their directives when imported (after the names above,
-# which they import).
-from sitegen.pages.directives import (  # noqa: E402, F401
-    comparison_directives,
-    examples_directives,
-    home_directives,
-    imported_directives,
-    latency_directives,
-    load_directives,
-    method_directives,
-    prose,
-    quality_directives,
-    speed_directives,
-    sweep_directives,
-)

@@ -22,7 +22,7 @@ from sitegen.pages.template_cache import bytecode_cache
 from sitegen.statistics.dispersion import IQR_FENCE
 
 if TYPE_CHECKING:
-    from sitegen.pages.directives import PageContext
+    from sitegen.pages.directives.page_context import PageContext
 
 CHART_INLINE_BYTES = 60_000
 """A chart spec larger than this is a JSON file the page loads, not part of the page."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 from markupsafe import Markup
 
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import markdown_inline_text, render_partial
+from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.statistics.comparison import CrossCampaign
 
 

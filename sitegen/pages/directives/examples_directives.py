@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import render_partial
+from sitegen.pages.directives.page_context import PageContext, directive
 
 
 @directive("examples")

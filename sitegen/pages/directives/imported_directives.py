@@ -6,8 +6,8 @@ import pandas as pd
 from markupsafe import Markup
 
 from sitegen.pages.charts import cdf_chart, trials_chart
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import markdown_inline_text, render_partial
+from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.safe_json import script_json
 from sitegen.statistics.imported_report import ImportedReport
 from sitegen.statistics.latency import MIN_VALUES, PERCENTILES, cdf_points

@@ -7,8 +7,8 @@ from markupsafe import Markup
 
 from sitegen.core.formatting import milliseconds, seconds
 from sitegen.pages.charts import PALETTE, load_chart
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import list_separator, render_partial
+from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.safe_json import script_json
 from sitegen.statistics.latency import MIN_VALUES
 from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL, slo_key

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import list_separator, render_partial
+from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE
 from sitegen.pages.schema import SCHEMA_MODELS, field_dictionary
 from sitegen.records.record_models import TrialRecord

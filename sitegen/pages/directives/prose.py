@@ -6,8 +6,8 @@ from __future__ import annotations
 import jinja2
 from markupsafe import Markup
 
-from sitegen.pages.directives import PageContext, Quote, directive
 from sitegen.pages.directives.common import markdown_inline_text, render_partial
+from sitegen.pages.directives.page_context import PageContext, Quote, directive
 from sitegen.pages.i18n import shipped_keys
 from sitegen.validation.figure_checks import has_placeholders
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import jinja2
 from markupsafe import Markup
 
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import render_partial
+from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.quality.suites import ALL_DOMAINS
 
 

@@ -8,13 +8,13 @@ from markupsafe import Markup
 
 from sitegen.core.formatting import count, rate, seconds
 from sitegen.pages.charts import trials_chart
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import (
     CHART_INLINE_BYTES,
     TABLE_PAGE_ROWS,
     cells,
     render_partial,
 )
+from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.published_figures import SPEED_COLUMNS, FigureCell
 from sitegen.pages.safe_json import script_json
 from sitegen.statistics.latency import MIN_VALUES

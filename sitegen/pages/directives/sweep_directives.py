@@ -13,8 +13,8 @@ from markupsafe import Markup
 from sitegen.core.formatting import setting
 from sitegen.pages import charts
 from sitegen.pages.charts import axis_title
-from sitegen.pages.directives import PageContext, directive
 from sitegen.pages.directives.common import render_partial
+from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.safe_json import script_json
 from sitegen.statistics.report import Report
 from sitegen.statistics.sweep import Sweep, factor_values
