@@ -40,6 +40,8 @@ from sitegen.records.layout import MANIFEST_FILE
 from sitegen.records.record_models import Manifest, PublishedManifest
 from sitegen.records.table import release_freed_memory
 from sitegen.statistics.report import Report
+from sitegen.statistics.system import memory_frame
+from sitegen.statistics.telemetry import telemetry_frame
 
 ANSWERS_PAGE_SIZE = 50
 """Answers per on-demand page of the data page's answer browser."""
@@ -313,8 +315,8 @@ def _tables(report: Report) -> Iterator[tuple[str, pd.DataFrame]]:
     yield "latency_percentiles", report.latency
     if len(report.load):
         yield "load", report.load
-    yield "memory", report.memory_trials
-    yield "telemetry", report.telemetry_trials
+    yield "memory", memory_frame(report.campaign.table)
+    yield "telemetry", telemetry_frame(report.campaign.table)
     yield "system", report.system_table
     yield from quality_tables(report)
 

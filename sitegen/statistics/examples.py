@@ -9,6 +9,7 @@ answer to the same input and repetition, in plan order (there is nothing to scor
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -18,6 +19,8 @@ import pandas as pd
 from sitegen.plan.items import PlanItem
 from sitegen.plan.plan_models import Plan
 from sitegen.quality.scoring import score_answer, score_document
+from sitegen.records.annotations import CuratedExample
+from sitegen.records.campaign import Campaign
 from sitegen.records.record_models import TrialRecord
 from sitegen.statistics.trials import enters_statistics
 
@@ -132,3 +135,40 @@ def example_views(
             )
         )
     return views
+
+
+@dataclass(frozen=True)
+class ExampleDraw:
+    """The examples page: curated answers with their declaration, then a seeded draw."""
+
+    curated: list[tuple[ExampleView, CuratedExample]]
+    drawn: list[ExampleView]
+    """Each answer with its problem, correct answer and the compared answers beside it."""
+    pool_size: int
+    """Measured, successful trials the random draw was made from."""
+
+
+def draw_examples(campaign: Campaign, items: dict[str, PlanItem]) -> ExampleDraw:
+    """Curated examples in declaration order, then the plan's ``examples.count`` answers
+    drawn with ``random.Random(examples.seed).sample`` from the usable trials in run
+    order."""
+    declared = campaign.annotations.curated_examples
+    rows = campaign.rows
+    usable_rows = rows.loc[enters_statistics(rows), ["trial_id", "order_index"]]
+    # Only the curated trials are looked up (every trial id as a Python string would be
+    # a large dict).
+    curated_rows = usable_rows[usable_rows["trial_id"].isin([e.trial_id for e in declared])]
+    by_id = dict(zip(curated_rows["trial_id"], curated_rows.index, strict=True))
+    chosen = [e for e in declared if e.trial_id in by_id]
+    pool = [int(i) for i in usable_rows.sort_values("order_index", kind="stable").index]
+    draw = campaign.plan.examples
+    drawn = random.Random(draw.seed).sample(pool, min(draw.count, len(pool)))
+    views = example_views(
+        campaign.plan,
+        items,
+        rows,
+        [int(by_id[e.trial_id]) for e in chosen] + drawn,
+        campaign.iter_full_records,
+    )
+    curated = list(zip(views[: len(chosen)], chosen, strict=True))
+    return ExampleDraw(curated, views[len(chosen) :], len(pool))

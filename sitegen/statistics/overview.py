@@ -22,8 +22,9 @@ from pydantic import ValidationError
 
 from sitegen.core.formatting import setting
 from sitegen.plan.plan_models import HeadlineSpec
+from sitegen.statistics.headlines import HeadlineRow
 from sitegen.statistics.imported_report import ImportedComparison, ImportedReport, ImportedRow
-from sitegen.statistics.report import HeadlineRow, Report
+from sitegen.statistics.report import Report
 from sitegen.statistics.setups import is_unrecorded
 from sitegen.statistics.speed import records_of
 from sitegen.statistics.system import SystemCondition

@@ -15,6 +15,7 @@ import pandas as pd
 from sitegen.plan.items import PlanItem
 from sitegen.plan.plan_models import Plan
 from sitegen.quality.scoring import score_answer, score_document
+from sitegen.records.annotations import PostHocAnalysis
 from sitegen.statistics.quality import (
     IdenticalShareResult,
     NonInferiorityResult,
@@ -22,6 +23,7 @@ from sitegen.statistics.quality import (
     greedy_identical_share,
     non_inferiority,
     pair_table,
+    post_hoc,
     problem_differences,
     sensitivity,
 )
@@ -301,3 +303,36 @@ def summarize_quality(plan: Plan, tables: QualityTables) -> QualitySummary:
         document_pairs=pair_table(tables.documents) if has_documents else empty,
         document_outcomes=outcome_counts(tables.documents),
     )
+
+
+@dataclass(frozen=True)
+class PostHocResult:
+    """A post-hoc analysis of the annotations beside its non-inferiority result."""
+
+    analysis: PostHocAnalysis
+    result: NonInferiorityResult
+
+
+def post_hoc_results(
+    plan: Plan, quality: QualitySummary | None, analyses: list[PostHocAnalysis]
+) -> list[PostHocResult]:
+    """Each post-hoc analysis of the annotations: the non-inferiority test again with
+    its templates removed (labelled, shown beside the primary result)."""
+    settings = plan.quality
+    if quality is None or settings is None:
+        return []
+    return [
+        PostHocResult(
+            analysis,
+            post_hoc(
+                quality.tables.answers,
+                exclude_templates=analysis.exclude_templates,
+                label=analysis.label,
+                reason=analysis.reason,
+                margin=settings.margin,
+                rng_seed=settings.bootstrap_seed,
+                n_boot=settings.bootstrap_resamples,
+            ),
+        )
+        for analysis in analyses
+    ]

@@ -12,7 +12,7 @@ import pandas as pd
 
 from sitegen.engine.options import is_local
 from sitegen.plan.plan_models import Plan
-from sitegen.records.record_models import Provenance
+from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, Provenance
 from sitegen.records.table import RecordTable
 from sitegen.statistics.trials import enters_statistics
 
@@ -241,6 +241,30 @@ def memory_frame(table: RecordTable) -> pd.DataFrame:
     for name in ("attempt", "order_index"):
         frame[name] = frame[name].astype("int64")
     return frame
+
+
+def hardware(table: RecordTable) -> str:
+    """Every device set the usable records ran on, e.g. ``1× AMD EPYC``; sets that
+    differ between records are all listed (``; ``), never the first alone."""
+    seen: list[str] = []
+    rows = table.rows
+    for index in rows.loc[enters_statistics(rows), "provenance"].unique():
+        devices = table.provenances[index].host.devices
+        if devices:
+            names = sorted({d.name for d in devices})
+            shown = f"{len(devices)}× " + " / ".join(names)
+            if shown not in seen:
+                seen.append(shown)
+    return "; ".join(seen) or "-"
+
+
+def unhashed_model(table: RecordTable) -> bool:
+    """Whether a usable record's model could not be hashed (a remote server's file)."""
+    rows = table.rows
+    return any(
+        table.provenances[index].model.sha256 == UNKNOWN_REMOTE_SHA256
+        for index in rows.loc[enters_statistics(rows), "provenance"].unique()
+    )
 
 
 MemoryGap = Literal["remote-server", "no-probe"]
