@@ -16,7 +16,6 @@ seconds. Every condition and input shares the schedule of a rate.
 
 from __future__ import annotations
 
-import math
 import random
 from functools import cache
 
@@ -62,15 +61,3 @@ def _offsets(
             # Multiples, not a running sum: no drift over thousands of gaps.
             t = len(offsets) * mean_gap
     return tuple(offsets)
-
-
-def expected_requests(load: LoadSpec) -> int:
-    """An upper estimate of the requests of one run at the highest rate, computed without
-    drawing the schedule (to refuse a plan of billions of requests before expanding it)."""
-    if load.requests is not None:
-        return load.requests
-    if load.duration_s is None or not load.rates:
-        return 0
-    # Poisson: the mean plus ten standard deviations; constant: exactly ceil(rate × t).
-    mean = max(load.rates) * load.duration_s
-    return math.ceil(mean + 10 * math.sqrt(mean)) + 1

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Literal
 
 from sitegen.plan.arrivals import arrival_offsets
 from sitegen.plan.items import plan_items
-from sitegen.plan.plan_models import Plan
+from sitegen.plan.plan_models import ConditionSpec, LoadSpec, Plan
 
 Role = Literal["warmup", "measured"]
 RoundKey = tuple[str, str, str, int, float | None]
@@ -64,146 +65,137 @@ def iter_trials(plan: Plan) -> Iterator[TrialSpec]:
     Speed trials come first (sequential blocks or interleaved rounds in the plan's
     ``round_order``), each condition's open-loop load runs after its repetitions (in
     interleaved plans after every round, the conditions of each rate alternating like
-    rounds), each run's requests in schedule order; then the quality pairs: each problem × seed under the off and on
-    conditions, in the quality section's ``pair_order``.
+    rounds), each run's requests in schedule order; then the quality pairs: each problem ×
+    seed under the off and on conditions, in the quality section's ``pair_order``.
     """
     items = plan_items(plan)
     first_input = next(iter(items))
-    sampling = plan.sampling
-    planned: list[tuple[str, str, Role, int, int, int, int, float | None, float | None]] = []
-    concurrency = {c.id: c.concurrency for c in plan.conditions}
-
-    def warmups(condition_id: str) -> None:
-        for k in range(plan.warmups):
-            planned.append(
-                (condition_id, first_input, "warmup", k, sampling.seed_base + k, 0, 1, None, None)
-            )
-
-    def measured(condition_id: str, input_id: str, repetition: int, users: int = 1) -> None:
-        seed = sampling.seed_base + repetition * sampling.seed_stride
-        for user in range(users):
-            planned.append(
-                (
-                    condition_id,
-                    input_id,
-                    "measured",
-                    repetition,
-                    seed + user,
-                    user,
-                    users,
-                    None,
-                    None,
-                )
-            )
-
-    def load_runs(runs: list[tuple[str, str, int]]) -> None:
-        """Each run's requests in schedule order; request k's seed is ``seed_base + k``."""
-        for condition_id, input_id, i in runs:
-            offsets = schedules[i]
-            rate = rates[i]
-            for k, offset in enumerate(offsets):
-                planned.append(
-                    (
-                        condition_id,
-                        input_id,
-                        "measured",
-                        i,
-                        sampling.seed_base + k,
-                        k,
-                        len(offsets),
-                        rate,
-                        offset,
-                    )
-                )
-        runs.clear()
-
     load = plan.load if plan.load is not None and plan.load.open_loop else None
-    schedules = [arrival_offsets(load, i) for i in range(len(load.rates))] if load else []
-    rates = load.rates if load else []
-    # Load runs: (condition, input, rate index) in run order, listed by ``load_runs``.
-    runs: list[tuple[str, str, int]] = []
-
-    if plan.order == "sequential":
-        for condition in plan.conditions:
-            warmups(condition.id)
-            for spec in plan.inputs:
-                for repetition in range(plan.repetitions):
-                    measured(condition.id, spec.id, repetition, condition.concurrency)
-            for spec in plan.inputs:
-                runs.extend((condition.id, spec.id, i) for i in range(len(schedules)))
-            load_runs(runs)
-    else:
-        for condition in plan.conditions:
-            warmups(condition.id)
-        for spec in plan.inputs:
-            for repetition in range(plan.repetitions):
-                # ``alternate``: reverse odd rounds so neither condition always runs second.
-                reverse = plan.round_order != "as-listed" and repetition % 2 == 1
-                conditions = plan.conditions[::-1] if reverse else plan.conditions
-                for condition in conditions:
-                    measured(condition.id, spec.id, repetition, concurrency[condition.id])
-        for spec in plan.inputs:
-            for i in range(len(schedules)):
-                reverse = plan.round_order != "as-listed" and i % 2 == 1
-                conditions = plan.conditions[::-1] if reverse else plan.conditions
-                runs.extend((condition.id, spec.id, i) for condition in conditions)
-        load_runs(runs)
-
-    quality = plan.quality
-    if quality is not None:
-        quality_items = [i for i in items.values() if i.kind != "speed"]
-        pair_index = 0
-        for item in quality_items:
-            for k in range(quality.seeds):
-                pair = [quality.off_condition, quality.on_condition]
-                if quality.pair_order == "alternate" and pair_index % 2:
-                    pair.reverse()
-                for condition_id in pair:
-                    measured(condition_id, item.item_id, k)
-                pair_index += 1
-
-    for index, (
-        condition_id,
-        input_id,
-        role,
-        repetition,
-        seed,
-        user,
-        users,
-        rate,
-        offset,
-    ) in enumerate(planned):
+    order = _sequential if plan.order == "sequential" else _interleaved
+    speed = order(plan, first_input, load)
+    quality_items = [item.item_id for item in items.values() if item.kind != "speed"]
+    planned = chain(speed, _quality_pairs(plan, quality_items))
+    for index, request in enumerate(planned):
         yield TrialSpec(
-            trial_id=_trial_id(condition_id, input_id, role, repetition, user, users, rate),
-            condition_id=condition_id,
-            input_id=input_id,
-            role=role,
-            repetition=repetition,
-            seed=seed,
+            trial_id=request.trial_id(),
+            condition_id=request.condition_id,
+            input_id=request.input_id,
+            role=request.role,
+            repetition=request.repetition,
+            seed=request.seed,
             order_index=index,
-            user=user,
-            concurrency=users,
-            load_rate=rate,
-            scheduled_s=offset,
+            user=request.user,
+            concurrency=request.users,
+            load_rate=request.rate,
+            scheduled_s=request.offset,
         )
 
 
-def _trial_id(
-    condition_id: str,
-    input_id: str,
-    role: Role,
-    repetition: int,
-    user: int,
-    users: int,
-    rate: float | None = None,
-) -> str:
-    if role == "warmup":
-        return f"{condition_id}/warmup-{repetition}"
-    if rate is not None:
-        return f"{condition_id}/{input_id}/load-{rate_label(rate)}/q{user}"
-    if users > 1:
-        return f"{condition_id}/{input_id}/r{repetition}/u{user}"
-    return f"{condition_id}/{input_id}/r{repetition}"
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """A planned request before its place in the run order is counted (``TrialSpec``'s
+    fields but ``order_index``)."""
+
+    condition_id: str
+    input_id: str
+    role: Role
+    repetition: int
+    seed: int
+    user: int = 0
+    users: int = 1
+    rate: float | None = None
+    offset: float | None = None
+
+    def trial_id(self) -> str:
+        """Stable across runs of the plan: what resuming finds a trial's records by."""
+        if self.role == "warmup":
+            return f"{self.condition_id}/warmup-{self.repetition}"
+        if self.rate is not None:
+            return f"{self.condition_id}/{self.input_id}/load-{rate_label(self.rate)}/q{self.user}"
+        if self.users > 1:
+            return f"{self.condition_id}/{self.input_id}/r{self.repetition}/u{self.user}"
+        return f"{self.condition_id}/{self.input_id}/r{self.repetition}"
+
+
+def _sequential(plan: Plan, first_input: str, load: LoadSpec | None) -> Iterator[_Request]:
+    """Condition after condition: its warm-ups, its repetitions of every input, then its
+    open-loop ``load`` runs."""
+    for condition in plan.conditions:
+        yield from _warmups(plan, condition.id, first_input)
+        for spec in plan.inputs:
+            for repetition in range(plan.repetitions):
+                yield from _measured(plan, condition.id, spec.id, repetition, condition.concurrency)
+        if load is not None:
+            for spec in plan.inputs:
+                for rate_index in range(len(load.rates)):
+                    yield from _load_run(plan, load, condition.id, spec.id, rate_index)
+
+
+def _interleaved(plan: Plan, first_input: str, load: LoadSpec | None) -> Iterator[_Request]:
+    """Every condition's warm-ups, then rounds of the conditions per input and repetition,
+    then rounds of their open-loop ``load`` runs per input and rate; ``alternate``
+    reverses the odd rounds so neither condition always runs second."""
+    for condition in plan.conditions:
+        yield from _warmups(plan, condition.id, first_input)
+    for spec in plan.inputs:
+        for repetition in range(plan.repetitions):
+            for condition in _round_conditions(plan, repetition):
+                yield from _measured(plan, condition.id, spec.id, repetition, condition.concurrency)
+    if load is not None:
+        for spec in plan.inputs:
+            for rate_index in range(len(load.rates)):
+                for condition in _round_conditions(plan, rate_index):
+                    yield from _load_run(plan, load, condition.id, spec.id, rate_index)
+
+
+def _round_conditions(plan: Plan, round_index: int) -> list[ConditionSpec]:
+    """The conditions in a round's order: ``alternate`` reverses the odd rounds."""
+    reverse = plan.round_order != "as-listed" and round_index % 2 == 1
+    return plan.conditions[::-1] if reverse else plan.conditions
+
+
+def _quality_pairs(plan: Plan, item_ids: list[str]) -> Iterator[_Request]:
+    """Each problem × seed under the off and on conditions, in ``pair_order``."""
+    quality = plan.quality
+    if quality is None:
+        return
+    pair_index = 0
+    for item_id in item_ids:
+        for k in range(quality.seeds):
+            pair = [quality.off_condition, quality.on_condition]
+            if quality.pair_order == "alternate" and pair_index % 2:
+                pair.reverse()
+            for condition_id in pair:
+                yield from _measured(plan, condition_id, item_id, k)
+            pair_index += 1
+
+
+def _warmups(plan: Plan, condition_id: str, input_id: str) -> Iterator[_Request]:
+    """A condition's warm-ups, each alone, warm-up k seeded ``seed_base + k``."""
+    for k in range(plan.warmups):
+        yield _Request(condition_id, input_id, "warmup", k, plan.sampling.seed_base + k)
+
+
+def _measured(
+    plan: Plan, condition_id: str, input_id: str, repetition: int, users: int = 1
+) -> Iterator[_Request]:
+    """One round: ``users`` requests together, seeded from the repetition's seed."""
+    seed = plan.sampling.seed_base + repetition * plan.sampling.seed_stride
+    for user in range(users):
+        yield _Request(condition_id, input_id, "measured", repetition, seed + user, user, users)
+
+
+def _load_run(
+    plan: Plan, load: LoadSpec, condition_id: str, input_id: str, rate_index: int
+) -> Iterator[_Request]:
+    """A run's requests in schedule order; request k's seed is ``seed_base + k``."""
+    offsets = arrival_offsets(load, rate_index)
+    rate = load.rates[rate_index]
+    for k, offset in enumerate(offsets):
+        seed = plan.sampling.seed_base + k
+        yield _Request(
+            condition_id, input_id, "measured", rate_index, seed, k, len(offsets), rate, offset
+        )
 
 
 def rate_label(rate: float) -> str:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from sitegen.core.errors import ConfigError, one_line, pydantic_issues
 from sitegen.core.yaml_text import MAX_DEPTH, check_shape, read_text
-from sitegen.engine.options import validate_engine_options
+from sitegen.plan.engine_registry import validate_engine_options
 from sitegen.plan.grid import GRID_KEY, expand_grid, invalid_plan
 from sitegen.plan.plan_models import (
     DispersionSpec,

@@ -6,6 +6,7 @@ plan's canonical JSON is hashed into every record.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import ConfigDict, Field, model_validator
@@ -140,7 +141,7 @@ class ConditionSpec(PlanModel):
     """CPU threads for the engine (``None``: the engine's default)."""
     engine_options: Annotated[dict[str, str | int | float | bool], ENGINE_SETTING] = {}
     """Further engine-specific settings, recorded as flags; the keys, types and defaults are
-    each engine's options model (``sitegen.engine.options``), checked when the plan loads."""
+    each engine's options model (``sitegen.plan.engine_options``), checked when the plan loads."""
     sampling: SamplingOverride | None = None
     """Sampling settings that differ from the plan's (``None``: the plan's), recorded in
     every record's ``sampling``."""
@@ -327,6 +328,18 @@ class LoadSpec(PlanModel):
         ``poisson``)."""
         return self.profile != "concurrency"
 
+    def expected_requests(self) -> int:
+        """An upper estimate of the requests of one run at the highest rate, computed
+        without drawing the schedule (``plan.arrivals``), to refuse a plan of billions of
+        requests before expanding it."""
+        if self.requests is not None:
+            return self.requests
+        if self.duration_s is None or not self.rates:
+            return 0
+        # Poisson: the mean plus ten standard deviations; constant: exactly ceil(rate × t).
+        mean = max(self.rates) * self.duration_s
+        return math.ceil(mean + 10 * math.sqrt(mean)) + 1
+
 
 class SLOSpec(PlanModel):
     """Latency targets of one request, declared before measuring: a request meets them
@@ -510,9 +523,7 @@ class Plan(PlanModel):
             self.warmups + len(self.inputs) * self.repetitions * users
         )
         if self.load is not None and self.load.open_loop:
-            from sitegen.plan.arrivals import expected_requests  # the schedules, on demand
-
-            per_run = expected_requests(self.load)
+            per_run = self.load.expected_requests()
             if self.sampling.seed_base + per_run - 1 > MAX_SEED:
                 raise ValueError(
                     f"a load run's largest request seed would be "

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from sitegen.plan.arrivals import arrival_offsets, expected_requests
+from sitegen.plan.arrivals import arrival_offsets
 from sitegen.plan.expand import expand_trials, rate_label
 from sitegen.plan.plan_file import plan_sha256
 from sitegen.plan.plan_models import LoadSpec, SLOSpec
@@ -56,7 +56,7 @@ def test_poisson_by_duration_stops_at_the_duration():
     assert offsets[-1] < 30.0
     # About rate × duration arrivals (Poisson: ± a few √300).
     assert abs(len(offsets) - 300) < 4 * math.sqrt(300)
-    assert len(offsets) <= expected_requests(load)
+    assert len(offsets) <= load.expected_requests()
 
 
 @pytest.mark.parametrize(
