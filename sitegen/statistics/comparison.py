@@ -10,8 +10,9 @@ locate a server (address, port, pid) are never a difference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field
 
@@ -109,7 +110,12 @@ def _input_keys(report: Report) -> dict[tuple[str, str], str]:
     rows = report.campaign.rows
     rows = rows[enters_statistics(rows)].dropna(subset=["prompt_sha256"])
     groups = rows.groupby(["condition_id", "input_id"], sort=False)["prompt_sha256"]
-    return {key: " ".join(sorted(set(hashes))) for key, hashes in groups}
+    # Grouped by two columns of ids: each key is a (condition, input) pair of strings.
+    return {cast(tuple[str, str], key): " ".join(sorted(set(hashes))) for key, hashes in groups}
+
+
+Side = tuple[Report, dict[str, Any]]
+"""One campaign's speed summary row of a condition × input."""
 
 
 def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[CrossRow]:
@@ -117,97 +123,122 @@ def compare_campaigns(spec: ComparisonSpec, reports: list[Report]) -> list[Cross
     of the campaigns measured, in the baseline's order, with the fields that differ or
     are not recorded and, for a factor-only difference, the ratios to the first campaign."""
     by_slug = {report.slug: report for report in reports}
-    cells: dict[tuple[str, str], list[tuple[Report, dict]]] = {}
+    return [
+        _cross_row(spec, condition_id, found, by_slug)
+        for (condition_id, _), found in _matched_sides(reports).items()
+        if len(found) >= 2
+    ]
+
+
+def _matched_sides(reports: list[Report]) -> dict[tuple[str, str | None], list[Side]]:
+    """The campaigns' summary rows by condition and prompt text, at most one a campaign,
+    in the order of the campaigns and their rows."""
+    sides: dict[tuple[str, str | None], list[Side]] = {}
     for report in reports:
         keys = _input_keys(report)
         for row in report.summary_records if len(report.summary) else []:
             text = keys.get((row["condition_id"], row["input_id"]))
-            found = cells.setdefault((row["condition_id"], text), [])
+            found = sides.setdefault((row["condition_id"], text), [])
             # One cell a campaign: two inputs of one plan with the same text are not two sides.
             if text is not None and all(seen is not report for seen, _ in found):
                 found.append((report, row))
+    return sides
 
-    def measured(report: Report, condition_id: str, input_id: str) -> list[TrialRecord]:
-        rows = report.campaign.rows
-        selected = (
-            enters_statistics(rows)
-            & (rows["condition_id"] == condition_id)
-            & (rows["input_id"] == input_id)
-        )
-        return setup_records(report.campaign, rows[selected])
 
-    rows: list[CrossRow] = []
-    for (condition_id, _), found in cells.items():
-        if len(found) < 2:
-            continue
-        sides = [measured(report, condition_id, row["input_id"]) for report, row in found]
-        row_cells = [
-            CampaignCell(
-                report.slug,
-                row["input_id"],
-                present(row["gen_tps_median"]),
-                int(row["n"]),
-                int(row["prompt_tokens"]),
-                describe_setup(side, spec.factor),
+def _measured(report: Report, condition_id: str, input_id: str) -> list[TrialRecord]:
+    """The usable records of one condition × input of ``report``, as the setups read them."""
+    rows = report.campaign.rows
+    selected = (
+        enters_statistics(rows)
+        & (rows["condition_id"] == condition_id)
+        & (rows["input_id"] == input_id)
+    )
+    return setup_records(report.campaign, rows[selected])
+
+
+def _cross_row(
+    spec: ComparisonSpec, condition_id: str, found: list[Side], by_slug: dict[str, Report]
+) -> CrossRow:
+    """One row: each campaign's cell, what differs from the first, and the ratios to it
+    where only the declared factor differs and the speculation ran as declared."""
+    sides = [_measured(report, condition_id, row["input_id"]) for report, row in found]
+    cells = [
+        CampaignCell(
+            report.slug,
+            row["input_id"],
+            present(row["gen_tps_median"]),
+            int(row["n"]),
+            int(row["prompt_tokens"]),
+            describe_setup(side, spec.factor),
+        )
+        for (report, row), side in zip(found, sides, strict=True)
+    ]
+    pairs = [compare_records(sides[0], side, spec.factor) for side in sides[1:]]
+    differing = tuple(
+        name
+        for name in SETUP_FIELDS
+        if any(name in pair.differing for pair in pairs)
+        or (name == spec.factor and any(pair.factor_differs for pair in pairs))
+    )
+    unrecorded = tuple(
+        name for name in SETUP_FIELDS if any(name in pair.unrecorded for pair in pairs)
+    )
+    factor_only = spec.factor is not None and all(
+        pair.factor_alone and pair.factor_differs for pair in pairs
+    )
+    health = _row_health(condition_id, cells, by_slug)
+    intervals = _intervals(condition_id, cells, by_slug, factor_only and not health)
+    base = cells[0].median
+    ratios = [
+        cell.median / base if interval is not None and base and cell.median is not None else None
+        for cell, interval in zip(cells, intervals, strict=True)
+    ]
+    return CrossRow(
+        condition_id,
+        cells[0].input_id,
+        cells,
+        differing,
+        unrecorded,
+        factor_only,
+        ratios,
+        intervals,
+        health,
+    )
+
+
+def _row_health(
+    condition_id: str, cells: list[CampaignCell], by_slug: dict[str, Report]
+) -> list[tuple[str, tuple[HealthFinding, ...]]]:
+    """The campaigns in which the condition's speculation did not run as declared on the
+    cell's input (or on every input), with what was observed."""
+    return [
+        (cell.slug, findings)
+        for cell in cells
+        if (
+            findings := tuple(
+                f
+                for f in by_slug[cell.slug].health.get(condition_id, ())
+                if f.input_id in (None, cell.input_id)
             )
-            for (report, row), side in zip(found, sides, strict=True)
-        ]
-        pairs = [compare_records(sides[0], side, spec.factor) for side in sides[1:]]
-        differing = tuple(
-            name
-            for name in SETUP_FIELDS
-            if any(name in pair.differing for pair in pairs)
-            or (name == spec.factor and any(pair.factor_differs for pair in pairs))
         )
-        unrecorded = tuple(
-            name for name in SETUP_FIELDS if any(name in pair.unrecorded for pair in pairs)
-        )
-        factor_only = spec.factor is not None and all(
-            pair.factor_alone and pair.factor_differs for pair in pairs
-        )
-        health = [
-            (cell.slug, findings)
-            for cell in row_cells
-            if (
-                findings := tuple(
-                    f
-                    for f in by_slug[cell.slug].health.get(condition_id, ())
-                    if f.input_id in (None, cell.input_id)
-                )
-            )
-        ]
-        shown = factor_only and not health
-        rates = [
-            generation_rates(by_slug[cell.slug].usable_speed_trials, condition_id, cell.input_id)
-            for cell in row_cells
-        ]
-        intervals = [
-            median_ratio_interval(rate, rates[0], by_slug[cell.slug].plan.dispersion)
-            if shown and index
-            else None
-            for index, (cell, rate) in enumerate(zip(row_cells, rates, strict=True))
-        ]
-        base = row_cells[0].median
-        ratios = [
-            cell.median / base
-            if interval is not None and base and cell.median is not None
-            else None
-            for cell, interval in zip(row_cells, intervals, strict=True)
-        ]
-        rows.append(
-            CrossRow(
-                condition_id,
-                row_cells[0].input_id,
-                row_cells,
-                differing,
-                unrecorded,
-                factor_only,
-                ratios,
-                intervals,
-                health,
-            )
-        )
-    return rows
+    ]
+
+
+def _intervals(
+    condition_id: str, cells: list[CampaignCell], by_slug: dict[str, Report], shown: bool
+) -> list[tuple[float, float] | None]:
+    """The bootstrap interval of each cell's median ratio to the first cell's (each
+    campaign's plan's ``dispersion``), only where a ratio may be ``shown``."""
+    rates = [
+        generation_rates(by_slug[cell.slug].usable_speed_trials, condition_id, cell.input_id)
+        for cell in cells
+    ]
+    return [
+        median_ratio_interval(rate, rates[0], by_slug[cell.slug].plan.dispersion)
+        if shown and index
+        else None
+        for index, (cell, rate) in enumerate(zip(cells, rates, strict=True))
+    ]
 
 
 @dataclass(frozen=True)
@@ -235,46 +266,14 @@ class CrossCampaign:
     spec: ComparisonSpec
     reports: list[Report]
     rows: list[CrossRow]
-    imported: list[ImportedReport] = field(default_factory=list)
+    imported: list[ImportedReport]
     """Imported campaigns the declaration names: shown side by side, never in a ratio."""
-
-    @property
-    def side_by_side(self) -> list[SideBySide]:
-        """Every campaign's medians per condition × input, in the declaration's order,
-        when an imported campaign is among them (else empty: the rows say it all)."""
-        if not self.imported:
-            return []
-        cells = []
-        by_slug = {r.slug: r for r in self.reports} | {r.slug: r for r in self.imported}
-        for slug in by_slug:
-            report = by_slug[slug]
-            if isinstance(report, ImportedReport):
-                cells += [
-                    SideBySide(
-                        slug,
-                        report.tool_label,
-                        row.condition_id,
-                        report.condition_labels[row.condition_id],
-                        row.measure or row.input_id,
-                        row.figures["gen_tps"].median,
-                        row.figures["gen_tps"].n,
-                    )
-                    for row in report.rows
-                ]
-            else:
-                cells += [
-                    SideBySide(
-                        slug,
-                        None,
-                        row["condition_id"],
-                        report.condition_labels[row["condition_id"]],
-                        row["input_id"],
-                        present(row["gen_tps_median"]),
-                        int(row["n"]),
-                    )
-                    for row in report.summary_records
-                ]
-        return cells
+    side_by_side: list[SideBySide]
+    """Every campaign's medians per condition × input, in the declaration's order, when an
+    imported campaign is among them (else empty: the rows say it all)."""
+    warnings: list[str]
+    """Where the page states an observation instead of the declared factor's ratio, for
+    ``sitegen check`` (``comparison_warnings``)."""
 
     def campaign_names(self, lang: str) -> dict[str, str]:
         """What the page calls each campaign (slug → name), measured ones first, in the
@@ -292,7 +291,7 @@ class CrossCampaign:
         """What campaign ``slug`` calls ``condition_id`` in ``lang``: the plan's (or the
         import declaration's) label, else a description of its settings
         (``plan.labels``), never its id."""
-        reports = [*self.reports, *self.imported]
+        reports: list[Report | ImportedReport] = [*self.reports, *self.imported]
         report = next(r for r in reports if r.slug == slug)
         return report.condition_labels[condition_id][lang]
 
@@ -312,53 +311,94 @@ class CrossCampaign:
             or cell.setup.keys[factor] == first.keys[factor]
         ]
 
-    @property
-    def warnings(self) -> list[str]:
-        """Where the page states an observation instead of the declared factor's ratio,
-        for ``sitegen check``: each row that is not the factor alone (what differs, what is
-        not recorded), and in a factor-only row each campaign without a median, with
-        speculation that did not run as declared, or with fewer than two trials."""
-        factor = self.spec.factor
-        warnings = []
-        for row in self.rows:
-            where = f"{row.condition_id} on input {row.input_id}"
-            for cell in row.cells:
-                if cell.median is None:
-                    warnings.append(
-                        f"no generation rate was measured for {where} in campaign {cell.slug}"
-                    )
-            if factor is None:
-                continue
-            if not row.factor_only:
-                others = [name for name in row.differing if name != factor]
-                reasons = [f"differs in {', '.join(others)}"] if others else []
-                if row.unrecorded:
-                    reasons.append(f"not recorded on both sides: {', '.join(row.unrecorded)}")
-                if factor not in row.differing:
-                    reasons.append(f"{factor} does not differ")
-                warnings.append(f"{where}: not the declared factor alone ({'; '.join(reasons)})")
-            elif row.health:
-                slugs = ", ".join(slug for slug, _ in row.health)
-                warnings.append(f"{where}: speculation did not run as declared in {slugs}")
-            else:
-                warnings += [
-                    f"{where}: fewer than 2 trials with a generation rate in campaign "
-                    f"{cell.slug} or the first, so no ratio"
-                    for cell, ratio in zip(row.cells[1:], row.ratios[1:], strict=True)
-                    if ratio is None and cell.median is not None
-                ]
-        return warnings
+
+def side_by_side(reports: list[Report], imported: list[ImportedReport]) -> list[SideBySide]:
+    """Every campaign's medians per condition × input, in the declaration's order, when an
+    imported campaign is among them (else empty: the rows say it all)."""
+    if not imported:
+        return []
+    cells = []
+    by_slug: dict[str, Report | ImportedReport] = {r.slug: r for r in reports}
+    by_slug |= {r.slug: r for r in imported}
+    for slug, report in by_slug.items():
+        if isinstance(report, ImportedReport):
+            cells += [
+                SideBySide(
+                    slug,
+                    report.tool_label,
+                    row.condition_id,
+                    report.condition_labels[row.condition_id],
+                    row.measure or row.input_id,
+                    row.figures["gen_tps"].median,
+                    row.figures["gen_tps"].n,
+                )
+                for row in report.rows
+            ]
+        else:
+            cells += [
+                SideBySide(
+                    slug,
+                    None,
+                    row["condition_id"],
+                    report.condition_labels[row["condition_id"]],
+                    row["input_id"],
+                    present(row["gen_tps_median"]),
+                    int(row["n"]),
+                )
+                for row in report.summary_records
+            ]
+    return cells
+
+
+def comparison_warnings(spec: ComparisonSpec, rows: list[CrossRow]) -> list[str]:
+    """Where the page states an observation instead of the declared factor's ratio, for
+    ``sitegen check``: each row that is not the factor alone (what differs, what is not
+    recorded), and in a factor-only row each campaign without a median, with speculation
+    that did not run as declared, or with fewer than two trials."""
+    factor = spec.factor
+    warnings = []
+    for row in rows:
+        where = f"{row.condition_id} on input {row.input_id}"
+        for cell in row.cells:
+            if cell.median is None:
+                warnings.append(
+                    f"no generation rate was measured for {where} in campaign {cell.slug}"
+                )
+        if factor is None:
+            continue
+        if not row.factor_only:
+            others = [name for name in row.differing if name != factor]
+            reasons = [f"differs in {', '.join(others)}"] if others else []
+            if row.unrecorded:
+                reasons.append(f"not recorded on both sides: {', '.join(row.unrecorded)}")
+            if factor not in row.differing:
+                reasons.append(f"{factor} does not differ")
+            warnings.append(f"{where}: not the declared factor alone ({'; '.join(reasons)})")
+        elif row.health:
+            slugs = ", ".join(slug for slug, _ in row.health)
+            warnings.append(f"{where}: speculation did not run as declared in {slugs}")
+        else:
+            warnings += [
+                f"{where}: fewer than 2 trials with a generation rate in campaign "
+                f"{cell.slug} or the first, so no ratio"
+                for cell, ratio in zip(row.cells[1:], row.ratios[1:], strict=True)
+                if ratio is None and cell.median is not None
+            ]
+    return warnings
 
 
 def resolve_campaigns(
-    spec: ComparisonSpec, reports: list[Report], imported: list[ImportedReport] = ()
+    spec: ComparisonSpec, reports: list[Report], imported: Sequence[ImportedReport] = ()
 ) -> tuple[list[Report | ImportedReport], list[str]]:
     """The reports a declaration names (by campaign directory, by a plan name that names
     one campaign, or by an imported campaign's name), and a problem for each name that
     does not resolve."""
-    found, problems = [], []
+    found: list[Report | ImportedReport] = []
+    problems: list[str] = []
     for index, name in enumerate(spec.campaigns):
-        matches = [r for r in reports if name in (r.campaign.campaign_id, r.plan.name)]
+        matches: list[Report | ImportedReport] = [
+            r for r in reports if name in (r.campaign.campaign_id, r.plan.name)
+        ]
         matches += [r for r in imported if name == r.slug]
         if len(matches) == 1:
             found.append(matches[0])
@@ -372,11 +412,19 @@ def resolve_campaigns(
 def make_comparison(
     spec: ComparisonSpec, campaigns: list[Report | ImportedReport]
 ) -> CrossCampaign:
-    """The comparison of ``campaigns``: measured ones matched row by row, imported ones
-    beside them."""
+    """The comparison of ``campaigns``, computed whole: measured ones matched row by row,
+    imported ones beside them, and the warnings ``sitegen check`` prints."""
     measured = [c for c in campaigns if isinstance(c, Report)]
     imported = [c for c in campaigns if isinstance(c, ImportedReport)]
-    return CrossCampaign(spec, measured, compare_campaigns(spec, measured), imported)
+    rows = compare_campaigns(spec, measured)
+    return CrossCampaign(
+        spec,
+        measured,
+        rows,
+        imported,
+        side_by_side(measured, imported),
+        comparison_warnings(spec, rows),
+    )
 
 
 NOTHING_TO_COMPARE = (
