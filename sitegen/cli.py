@@ -282,8 +282,8 @@ def _build(args: argparse.Namespace) -> None:
 
 def _warn_palette(project: Path) -> None:
     """A palette whose text fails WCAG AA contrast: one warning line (nothing refused)."""
-    from sitegen.pages.contrast import palette_warning
-    from sitegen.pages.mkdocs import read_site_settings
+    from sitegen.core.site_settings import read_site_settings
+    from sitegen.validation.contrast import palette_warning
 
     palette = read_site_settings(project).palette
     if palette and (warning := palette_warning(palette.primary, palette.accent)):
@@ -292,7 +292,7 @@ def _warn_palette(project: Path) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     from sitegen.commands.build import render_site
-    from sitegen.validation.warnings import site_warnings
+    from sitegen.statistics.summary_warnings import site_warnings
 
     project = args.project.resolve()
     checked = render_site(args.data, project, args.skip)

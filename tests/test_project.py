@@ -11,14 +11,9 @@ from sitegen.commands.build import render_site
 from sitegen.commands.init_project import init_project
 from sitegen.core.errors import ConfigError, DataError
 from sitegen.core.project import project_plans
+from sitegen.core.site_settings import read_site_settings
 from sitegen.pages.i18n import load_catalogs
-from sitegen.pages.mkdocs import (
-    ReportNav,
-    VersionBuild,
-    asset_files,
-    read_site_settings,
-    site_config,
-)
+from sitegen.pages.mkdocs import ReportNav, VersionBuild, asset_files, site_config
 from sitegen.plan.plan_file import load_plan
 from tests.sitefixtures import copy_project, publishable_campaign
 

@@ -34,8 +34,8 @@ from sitegen.core.signing import (
     read_public_key,
     signed_at,
 )
+from sitegen.core.site_settings import read_site_settings
 from sitegen.measure import run_campaign
-from sitegen.pages.mkdocs import read_site_settings
 from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
 from sitegen.records.verify import sign_existing, verify_campaign
 from tests.conftest import make_plan

@@ -34,9 +34,10 @@ from sitegen.core.signing import (
     signature_issues,
     signed_at,
 )
+from sitegen.core.site_settings import read_site_settings
 from sitegen.core.yaml_text import read_yaml
 from sitegen.pages.i18n import Catalog, load_catalogs
-from sitegen.pages.mkdocs import ReportNav, VersionBuild, read_site_settings
+from sitegen.pages.mkdocs import ReportNav, VersionBuild
 from sitegen.pages.render import Docs, render_docs
 from sitegen.publish.archive import PublishedVersion, check_label, read_archive
 from sitegen.publish.changelog import changelog_docs, compare, headline_figures, predecessor

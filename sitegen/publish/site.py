@@ -21,13 +21,8 @@ from sitegen.core.site_layout import (
     VERSION_MANIFEST,
     VERSIONS_DIR,
 )
-from sitegen.pages.mkdocs import (
-    CONTENT_SECURITY_POLICY,
-    VersionBuild,
-    read_site_settings,
-    render_version,
-    version_url,
-)
+from sitegen.core.site_settings import read_site_settings
+from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, VersionBuild, render_version, version_url
 from sitegen.publish.archive import (
     PublishedVersion,
     hash_tree,

@@ -21,14 +21,13 @@ import re
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from functools import cached_property
-from typing import Annotated, Any, cast
+from typing import Any, cast
 
 import pandas as pd
-from pydantic import field_validator
 
-from sitegen.core.author_fields import ENV_NAME, HOST_NAME, AuthorStr
 from sitegen.core.errors import DataError, Issue
-from sitegen.core.strict_model import StrictModel
+from sitegen.core.site_settings import EnvPolicy as EnvPolicy  # the audit reads it here
+from sitegen.core.site_settings import RedactPolicy
 from sitegen.plan.plan_models import Plan
 from sitegen.records.campaign import AnyCampaign, Campaign, RecordTexts
 from sitegen.records.imported_campaign import ImportedCampaign
@@ -49,44 +48,6 @@ _ROUTE = r"(?:v\d+|api|chat|completions?|tokenize|props|health|slots|metrics)\b"
 """First components of an HTTP server's routes (``/v1/chat/completions``): not paths of
 the machine, kept as they are."""
 _PATH = rf"(?P<path>(?<![\w/.:~-])(?!/{_ROUTE})(?:/(?:[\w.@+~-]+/)+[\w.@+~-]*|/root\b))"
-
-
-class EnvPolicy(StrictModel):
-    """How ``provenance.env`` values are published."""
-
-    keep: list[Annotated[str, ENV_NAME]] = [
-        "CUDA_VISIBLE_DEVICES",
-        "NCCL_P2P_DISABLE",
-        "OMP_NUM_THREADS",
-    ]
-    """Variables whose values are published as recorded (device selection, thread counts);
-    every other variable's value is published as a label. Replaces the default list."""
-
-
-class RedactPolicy(StrictModel):
-    """The ``redact`` section of a project's ``mkdocs.yml``: labels declared for values
-    that would locate the measuring machine; anything not declared gets a hash label."""
-
-    hosts: dict[Annotated[str, HOST_NAME], AuthorStr] = {}
-    """Host name → label, e.g. ``gpu-node-7: node A``: the provenance host, Ray node hosts
-    and the host of a ``base_url``. Labels must differ from one another; a label names a
-    machine, never its hardware (``NVIDIA``, ``GPU``, ``H200`` …: the hardware a page shows
-    comes from the records) and states no figure (C-FIGURE)."""
-    env: EnvPolicy = EnvPolicy()
-    """Environment variables published as recorded."""
-
-    @field_validator("hosts")
-    @classmethod
-    def _labels_distinct(cls, hosts: dict[str, str]) -> dict[str, str]:
-        # Two hosts under one label would make different machines look equal.
-        seen: dict[str, str] = {}
-        for host, label in hosts.items():
-            if not label.strip():
-                raise ValueError(f"the label of {host!r} is empty")
-            if label in seen:
-                raise ValueError(f"{seen[label]!r} and {host!r} share the label {label!r}")
-            seen[label] = host
-        return hosts
 
 
 _LABEL = re.compile(rf"(?:host|env)-[0-9a-f]{{{HASH_DIGITS}}}")

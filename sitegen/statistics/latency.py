@@ -21,14 +21,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sitegen.records.inclusion import MIN_VALUES
+
 LATENCY_METRICS = ("ttft_s", "t_first_answer_s", "tpot_s", "itl_s", "e2e_s")
 """The latency metrics with percentiles, in page order."""
 PERCENTILES = (50, 90, 95, 99)
 """The percentiles reported (linear interpolation between order statistics, numpy's and
 pandas' default)."""
-MIN_VALUES = {50: 1, 90: 10, 95: 20, 99: 100}
-"""Values a percentile needs (C-TAIL): at least 1 ÷ (1 − p), so that at least one value
-lies above it; below, the observed maximum is shown instead."""
 CDF_POINTS = 200
 """Most points a condition's CDF is drawn with (quantiles at even steps beyond)."""
 

@@ -30,6 +30,7 @@ import pandas as pd
 
 from sitegen.plan.arrivals import arrival_offsets
 from sitegen.plan.plan_models import Plan, SLOSpec
+from sitegen.plan.slo_targets import slo_key as slo_key  # the pages read it here
 from sitegen.statistics.latency import percentile_row
 
 SATURATION_SHORTFALL = 0.2
@@ -243,14 +244,3 @@ def saturation_points(table: pd.DataFrame) -> list[SaturationPoint]:
             )
         )
     return points
-
-
-def slo_key(slo: SLOSpec | None) -> str:
-    """The declared targets as a page states them on every goodput claim (C-LOAD checks
-    them against the plan): ``ttft_p95_s=1 itl_p99_ms=50 e2e_p95_s=5``, declared ones only;
-    empty without targets."""
-    if slo is None:
-        return ""
-    return " ".join(
-        f"{name}={value:g}" for name, value in slo.model_dump().items() if value is not None
-    )

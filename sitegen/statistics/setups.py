@@ -14,10 +14,10 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 import pandas as pd
 
+from sitegen.core.comparison_spec import SetupField
 from sitegen.core.formatting import count
 from sitegen.engine.engines import ENGINES
 from sitegen.engine.options import location_options
@@ -25,29 +25,6 @@ from sitegen.records.campaign import Campaign
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.records.table import prompt_sha256
 
-SetupField = Literal[
-    "engine",
-    "engine_build",
-    "interface",
-    "model_file",
-    "quantization",
-    "devices",
-    "device_count",
-    "driver",
-    "gpu_runtime",
-    "interconnect",
-    "environment",
-    "platform",
-    "cpu",
-    "sampling",
-    "template_kwargs",
-    "input_text",
-    "context_capacity",
-    "output_cap",
-    "concurrency",
-    "speculative",
-    "flags",
-]
 SETUP_FIELDS: tuple[str, ...] = SetupField.__args__
 """Every field compared, in display order."""
 

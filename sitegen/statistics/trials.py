@@ -1,4 +1,5 @@
-"""The trials table and the one definition of the trials that enter the statistics."""
+"""The trials table, and the trials of it that enter the statistics (by the one definition,
+``records.inclusion.enters_statistics``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from sitegen.records.inclusion import closed_loop, enters_statistics
 from sitegen.records.table import RecordTable
 from sitegen.statistics.latency import tpot
-
-USABLE_ROLE = "measured"
-USABLE_STATUS = "ok"
-
 
 TRIALS_COLUMNS = (
     "campaign_id",
@@ -144,23 +142,6 @@ def trial_acceptance(frame: pd.DataFrame) -> pd.Series:
     proposed = frame["draft_proposed"].astype("Float64")
     rate = frame["draft_accepted"].astype("Float64") / proposed.where(proposed > 0)
     return rate.astype(float)
-
-
-def enters_statistics(rows: pd.DataFrame) -> pd.Series:
-    """The one definition of a trial that enters the statistics, per row of a records or
-    trials table: a measured trial whose request succeeded, sent alone or in a closed
-    round. Warm-ups and failed attempts are kept as records and counted on the pages
-    (C-EXCLUDED), never summarized; requests of open-loop load runs compete with a varying
-    number of others, so they are summarized per offered rate only (``statistics.load``)."""
-    entering = (rows["role"] == USABLE_ROLE) & (rows["status"] == USABLE_STATUS)
-    return entering & closed_loop(rows)
-
-
-def closed_loop(rows: pd.DataFrame) -> pd.Series:
-    """Per row: not a request of an open-loop load run."""
-    if "load_profile" not in rows:
-        return pd.Series(True, index=rows.index)
-    return rows["load_profile"].isna()
 
 
 def usable(frame: pd.DataFrame) -> pd.DataFrame:

@@ -10,20 +10,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sitegen.core.errors import Issue
 from sitegen.records.campaign import AnyCampaign
+from sitegen.validation.checked_report import CheckedReport
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import load_rules, registered_checks, violation
 
 # The modules of rule-specific checks register them when imported: here, once, so that
-# whatever imports the validation package finds every check registered.
-from sitegen.validation import checks, figure_checks, host_labels, plausibility  # noqa: E402, F401  isort: skip
-
-if TYPE_CHECKING:
-    from sitegen.statistics.report import Report
-
+# whatever imports the validation package finds every check registered (in this order).
+from sitegen.validation import campaign_checks, page_checks, report_checks  # noqa: E402, F401  isort: skip
+from sitegen.validation import figure_checks, host_labels, plausibility  # noqa: E402, F401  isort: skip
 
 ISSUES_SHOWN_PER_CHECK = 5
 """A check that finds the same problem in every record reports the first few and counts
@@ -88,7 +85,7 @@ def check_page(path: str, facts: PageFacts) -> list[Issue]:
 
 
 def check_report_pages(
-    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
+    pages: dict[str, PageFacts], paths: dict[str, str], report: CheckedReport
 ) -> list[Issue]:
     """One report in one language: each page's checks, the caveats each page must show
     (catalog ``pages``) and every report check. ``pages`` maps a page name (``index``,

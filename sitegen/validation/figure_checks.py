@@ -17,20 +17,27 @@ import string
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from sitegen.core.author_fields import AuthorField, author_texts
+from sitegen.core.comparison_spec import ComparisonSpec
 from sitegen.core.errors import ConfigError, Issue
 from sitegen.core.project import packaged_theme
+from sitegen.core.site_settings import RedactPolicy, SiteSettings
+from sitegen.core.source_list import SourceList
 from sitegen.core.text import LANGUAGES
 from sitegen.core.yaml_text import check_shape, load_yaml, read_text, read_yaml
-from sitegen.records.annotations import ANNOTATIONS_FILE
+from sitegen.plan.plan_models import Plan
+from sitegen.records.annotations import ANNOTATIONS_FILE, Annotations
 from sitegen.records.campaign import Campaign
+from sitegen.records.import_declaration import ImportDeclaration
+from sitegen.records.imported_campaign import ImportedCampaign, ImportRegistration
 from sitegen.records.layout import IMPORT_FILE
 from sitegen.records.left_out import LeftOut
+from sitegen.validation.catalog_overrides import catalog_override_issues
 from sitegen.validation.figures import (
     NAME_OR_NUMBER,
     describe,
@@ -38,9 +45,6 @@ from sitegen.validation.figures import (
     readable,
 )
 from sitegen.validation.rules import check, violation
-
-if TYPE_CHECKING:
-    from sitegen.records.imported_campaign import ImportedCampaign
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -71,15 +75,6 @@ def author_roots() -> dict[str, type[BaseModel]]:
     """The models a build (or an import) reads whose author fields C-FIGURE checks, by the
     file they come from. Every string field reachable from them is registered as author
     text or declared safe (``sitegen.core.author_fields``; the enumeration test keeps it so)."""
-    from sitegen.pages.mkdocs import SiteSettings
-    from sitegen.pages.sources import SourceList
-    from sitegen.plan.plan_models import Plan
-    from sitegen.records.annotations import Annotations
-    from sitegen.records.import_declaration import ImportDeclaration
-    from sitegen.records.imported_campaign import ImportRegistration
-    from sitegen.records.redact import RedactPolicy
-    from sitegen.statistics.comparison import ComparisonSpec
-
     return {
         "plan.json": Plan,
         "annotations.yaml": Annotations,
@@ -195,8 +190,6 @@ def left_out_figure_issues(entries: Iterable[LeftOut]) -> list[Issue]:
 
 @check("C-FIGURE", "project")
 def _no_figures_in_comparisons(project_dir: Path) -> list[Issue]:
-    from sitegen.statistics.comparison import ComparisonSpec
-
     directory = project_dir / COMPARISONS_DIR
     return [
         issue
@@ -225,9 +218,7 @@ def _no_figures_in_catalog_strings(project_dir: Path) -> list[Issue]:
 @check("C-FIGURE", "project")
 def _catalog_overrides_only_relabel(project_dir: Path) -> list[Issue]:
     """A project's catalog replaces interface labels only, keeping their placeholders
-    (``pages.i18n.catalog_override_issues``): caveats and disclaimers are sitegen's."""
-    from sitegen.pages.i18n import catalog_override_issues  # it reads figures.readable
-
+    (``catalog_overrides``): caveats and disclaimers are sitegen's."""
     return catalog_override_issues(project_dir)
 
 
@@ -258,8 +249,6 @@ PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 def _no_figures_in_sources(project_dir: Path) -> list[Issue]:
     """The titles and publishers of ``content/sources.yaml``, which every quotation shows
     beside its figure and the method page lists."""
-    from sitegen.pages.sources import SourceList
-
     path = project_dir / "content" / "sources.yaml"
     sources = _validated(SourceList, path) if path.is_file() else None
     return author_figure_issues(sources, str(path)) if sources is not None else []
@@ -283,8 +272,6 @@ def _no_figures_in_site_settings(project_dir: Path) -> list[Issue]:
     """Every author text of ``mkdocs.yml``: the site's title, description, author,
     copyright line and repository name, the footer's social links (names and icons) and
     the labels of redacted hosts."""
-    from sitegen.pages.mkdocs import SiteSettings
-
     path = project_dir / "mkdocs.yml"
     settings = _validated(SiteSettings, path)
     return author_figure_issues(settings, str(path)) if settings is not None else []

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from sitegen.core.errors import Issue
+from sitegen.core.site_settings import SiteSettings
 from sitegen.validation.rules import check
 
 HARDWARE_VOCABULARY: dict[str, tuple[str, ...]] = {
@@ -69,7 +70,6 @@ def hardware_named(label: str) -> list[str]:
 @check("C-HARDWARE", "project")
 def _host_labels_name_no_hardware(project_dir: Path) -> list[Issue]:
     """Every label ``mkdocs.yml`` declares for a host (``redact.hosts``)."""
-    from sitegen.pages.mkdocs import SiteSettings
     from sitegen.validation.figure_checks import _validated
 
     path = project_dir / "mkdocs.yml"

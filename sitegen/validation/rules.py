@@ -2,8 +2,9 @@
 
 A rule is one catalog entry. The generic part of every rule is data: the claims that
 must carry its caveat marker and the report pages that must show it. What a rule checks
-beyond that is a function registered under its id with ``@check(rule_id, scope)`` in
-``validation/checks.py``, or ``validation/figure_checks.py`` for C-FIGURE over author
+beyond that is a function registered under its id with ``@check(rule_id, scope)`` in the
+module of its scope (``validation/campaign_checks.py``, ``page_checks.py`` for prose and
+pages, ``report_checks.py``), or ``validation/figure_checks.py`` for C-FIGURE over author
 text. The method page, the build and the tests all read this registry.
 """
 

@@ -28,13 +28,14 @@ from sitegen.core.author_fields import (
     measured,
     unclassified_fields,
 )
+from sitegen.core.comparison_spec import ComparisonSpec
 from sitegen.core.errors import ConfigError, DataError
+from sitegen.core.site_settings import RedactPolicy, SiteSettings
+from sitegen.core.source_list import SourceList
 from sitegen.core.strict_model import StrictModel
 from sitegen.core.text import Bilingual
 from sitegen.importers.declaration import parse_declaration
 from sitegen.importers.import_campaign import refuse_figures
-from sitegen.pages.mkdocs import SiteSettings
-from sitegen.pages.sources import SourceList
 from sitegen.plan.plan_file import _PlanYamlLoader, load_plan
 from sitegen.plan.plan_models import Plan
 from sitegen.records.annotations import Annotations
@@ -42,8 +43,6 @@ from sitegen.records.import_declaration import ImportDeclaration
 from sitegen.records.import_source import ImportedMeasurement, SourceInfo
 from sitegen.records.imported_campaign import ImportedRecord, ImportRegistration
 from sitegen.records.record_models import Provenance, TrialRecord
-from sitegen.records.redact import RedactPolicy
-from sitegen.statistics.comparison import ComparisonSpec
 from sitegen.validation import check_project
 from sitegen.validation.figure_checks import (
     author_figure_issues,

@@ -15,11 +15,13 @@ import yaml
 from markupsafe import Markup
 
 from sitegen.core.errors import DataError
+from sitegen.core.site_settings import read_site_settings
+from sitegen.core.string_catalog import packaged_strings
 from sitegen.pages.content import content_environment
-from sitegen.pages.i18n import OVERRIDABLE, load_catalogs, overridable, packaged_strings
-from sitegen.pages.mkdocs import read_site_settings
+from sitegen.pages.i18n import load_catalogs
 from sitegen.pages.render import render_page
 from sitegen.validation import check_project
+from sitegen.validation.catalog_overrides import OVERRIDABLE, overridable
 from tests.sitefixtures import copy_project
 
 

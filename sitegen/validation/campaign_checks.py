@@ -1,16 +1,15 @@
-"""Every rule-specific check, registered under its rule id (the catalog is ``rules.yaml``).
+"""The campaign checks of every rule (the catalog is ``rules.yaml``): they see a campaign's
+records and annotations before any page is rendered. Adding a rule: one catalog entry,
+plus a function here if it checks records or annotations.
 
-Campaign checks see the records and annotations before any page is rendered; page
-checks see one rendered page's claims; report checks see every page of one report in
-one language. Adding a rule: one catalog entry, plus a function here if it checks data.
+A campaign's records are columns (``Campaign.rows``): a check selects the rows that may be
+at fault there, then reads those records back whole to word each problem (usually none).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -18,23 +17,11 @@ from sitegen.core.errors import ConfigError, DataError, Issue
 from sitegen.engine.engines import is_publishable
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign, utc_time
+from sitegen.records.inclusion import enters_statistics
 from sitegen.records.layout import RECORDS_FILE
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
 from sitegen.records.verify import verify_campaign
-from sitegen.statistics.latency import MIN_VALUES
-from sitegen.statistics.load import slo_key
-from sitegen.statistics.trials import enters_statistics
-from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
-
-if TYPE_CHECKING:
-    from sitegen.statistics.report import Report
-
-
-# --- campaign checks ---------------------------------------------------------------------
-#
-# A campaign's records are columns (``Campaign.rows``): a check selects the rows that may be
-# at fault there, then reads those records back whole to word each problem (usually none).
 
 
 def _suspects(campaign: Campaign, mask: pd.Series) -> Iterator[tuple[int, TrialRecord]]:
@@ -375,6 +362,9 @@ def _input_and_output_fit(campaign: Campaign) -> list[Issue]:
     )
     longest = candidates.sort_values(["tokens", "order"], ascending=[False, True], kind="stable")
     longest = longest.groupby(["condition_id", "input_id"], sort=False).head(1)
+    output_caps = rows["max_output_tokens"].to_numpy()
+    allocated = rows["engine_context_per_slot"].to_numpy()
+    declared = rows["context_capacity"].to_numpy()
     issues = []
     for condition_id, tokens, field, i in sorted(
         zip(
@@ -386,9 +376,8 @@ def _input_and_output_fit(campaign: Campaign) -> list[Issue]:
         ),
         key=lambda found: found[3],
     ):
-        output_cap = int(rows["max_output_tokens"].iat[i])
-        allocated = rows["engine_context_per_slot"].iat[i]
-        capacity = int(rows["context_capacity"].iat[i]) if pd.isna(allocated) else int(allocated)
+        output_cap = int(output_caps[i])
+        capacity = int(declared[i]) if pd.isna(allocated[i]) else int(allocated[i])
         if tokens + output_cap > capacity:
             issues.append(
                 violation(
@@ -503,250 +492,3 @@ def _thresholds_valid(campaign: Campaign) -> list[Issue]:
                 )
             )
     return issues
-
-
-# --- prose checks ------------------------------------------------------------------------
-
-REVIEW_CLAIM = re.compile(
-    r"\b(?:review(?:ed|er|ers|ing|s)?|proof-?read|hand-checked|human-checked|vetted)\b"
-    r"|checked by (?:a |an |our )?(?:human|person|people|expert|team)"
-    r"|レビュー|目視|人手|人の目|査読|検収|人間が|専門家が",
-    re.IGNORECASE,
-)
-"""Words that claim someone looked at the answers: that claim is the review directive's,
-made from the declaration in annotations.yaml."""
-
-
-@check("C-REVIEW", "prose")
-def _review_claims_only_from_the_declaration(template: str, prose: str) -> list[Issue]:
-    found = sorted({m.group().lower() for m in REVIEW_CLAIM.finditer(prose)})
-    if not found:
-        return []
-    return [
-        violation(
-            "C-REVIEW",
-            f"content/{template} → prose",
-            f"a claim about review written by hand ({', '.join(repr(f) for f in found)}); "
-            "the review() directive states it from annotations.yaml",
-        )
-    ]
-
-
-# --- page checks -------------------------------------------------------------------------
-
-
-@check("C-CONFDIFF", "page")
-def _ratios_only_for_the_factor(path: str, facts: PageFacts) -> list[Issue]:
-    issues = []
-    for claim in facts.claims_of("speed-ratio"):
-        if claim.attrs.get("data-factor-only") != "true":
-            issues.append(
-                violation(
-                    "C-CONFDIFF",
-                    f"{path} (claim 'speed-ratio')",
-                    "a ratio between conditions that differ in more than the declared factor",
-                )
-            )
-    for claim in facts.claims_of("completion-time"):
-        if "data-time-ratio" in claim.attrs and claim.attrs.get("data-factor-only") != "true":
-            issues.append(
-                violation(
-                    "C-CONFDIFF",
-                    f"{path} (completion_time('{claim.attrs.get('data-input', '?')}', ratio=True))",
-                    "a time ratio between conditions that differ in more than the declared factor",
-                )
-            )
-    for claim in facts.claims_of("configuration-comparison"):
-        named = claim.attrs.get("data-differing") or claim.attrs.get("data-unrecorded")
-        if not named or "data-ratio" in claim.attrs:
-            issues.append(
-                violation(
-                    "C-CONFDIFF",
-                    f"{path} (claim 'configuration-comparison')",
-                    "a configuration comparison must list the differing or unrecorded fields "
-                    "and print no ratio",
-                )
-            )
-    return issues
-
-
-@check("C-SPECHEALTH", "page")
-def _ratios_only_for_running_speculation(path: str, facts: PageFacts) -> list[Issue]:
-    return [
-        violation(
-            "C-SPECHEALTH",
-            f"{path} (claim '{claim.kind}', {claim.attrs.get('data-treatment', '?')})",
-            "a ratio shown as a speculation effect for a condition whose speculation did not "
-            "run as declared",
-        )
-        for name in ("speed-ratio", "sweep-ratio")
-        for claim in facts.claims_of(name)
-        if claim.attrs.get("data-healthy") != "true"
-    ]
-
-
-@check("C-TAIL", "page")
-def _percentiles_from_enough_values(path: str, facts: PageFacts) -> list[Issue]:
-    issues = []
-    for claim in facts.claims_of("percentile"):
-        p, n = claim.attrs.get("data-p", ""), claim.attrs.get("data-n", "")
-        needed = MIN_VALUES.get(int(p)) if p.isdigit() else None
-        if needed is None or not n.isdigit() or int(n) < needed:
-            issues.append(
-                violation(
-                    "C-TAIL",
-                    f"{path} (claim 'percentile', P{p or '?'})",
-                    f"a percentile from {n or 'an unknown number of'} value(s), fewer than "
-                    f"the {needed or '?'} it needs",
-                )
-            )
-    return issues
-
-
-@check("C-LOAD", "report")
-def _goodput_against_declared_targets(
-    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
-) -> list[Issue]:
-    declared = slo_key(report.plan.slo)
-    issues = []
-    for name, facts in pages.items():
-        for claim in facts.claims_of("goodput"):
-            shown = claim.attrs.get("data-slo", "")
-            if not declared or shown != declared:
-                issues.append(
-                    violation(
-                        "C-LOAD",
-                        f"{paths[name]} (claim 'goodput')",
-                        f"goodput against targets '{shown}', the plan declares "
-                        f"'{declared or 'none'}' (slo)",
-                    )
-                )
-    return issues
-
-
-_INTERVAL = r"[0-9][0-9,]*(?:\.[0-9]+)?–[0-9][0-9,]*(?:\.[0-9]+)?"
-_INTERVALS = re.compile(rf"{_INTERVAL}(?: {_INTERVAL})*")
-"""``data-ci``: one or more ``low–high`` intervals, space-separated; nothing else (not
-``none``, not empty) is an interval."""
-
-
-@check("C-SPREAD", "page")
-def _ratios_with_interval(path: str, facts: PageFacts) -> list[Issue]:
-    return [
-        violation(
-            "C-SPREAD",
-            f"{path} (claim '{claim.kind}', {claim.attrs.get('data-treatment', '?')})",
-            f"a ratio without its bootstrap interval (data-ci={claim.attrs.get('data-ci')!r})",
-        )
-        for name in ("speed-ratio", "sweep-ratio")
-        for claim in facts.claims_of(name)
-        if not _INTERVALS.fullmatch(claim.attrs.get("data-ci") or "")
-    ]
-
-
-@check("C-LENGTH", "page")
-def _no_time_ratio_across_lengths(path: str, facts: PageFacts) -> list[Issue]:
-    return [
-        violation(
-            "C-LENGTH",
-            f"{path} (completion_time('{claim.attrs.get('data-input', '?')}', ratio=True))",
-            f"output lengths differ ({claim.attrs.get('data-lengths', '?')} tokens); a "
-            "completion-time ratio would present shorter answers as speed",
-        )
-        for claim in facts.claims_of("completion-time")
-        if "data-time-ratio" in claim.attrs and claim.attrs.get("data-lengths-differ") == "true"
-    ]
-
-
-@check("C-POSTHOC", "page")
-def _post_hoc_beside_primary(path: str, facts: PageFacts) -> list[Issue]:
-    if facts.claims_of("post-hoc") and not any(
-        c.attrs.get("data-primary") == "true" for c in facts.claims_of("accuracy")
-    ):
-        return [
-            violation(
-                "C-POSTHOC",
-                path,
-                "a post-hoc result is shown without the pre-registered primary result",
-            )
-        ]
-    return []
-
-
-# --- report checks -----------------------------------------------------------------------
-
-
-@check("C-MODELID", "report")
-def _unhashed_model_stated(
-    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
-) -> list[Issue]:
-    if not report.unhashed_model or "index" not in pages:
-        return []
-    if "C-MODELID" in pages["index"].caveats:
-        return []
-    return [
-        violation(
-            "C-MODELID",
-            paths["index"],
-            "the model could not be hashed and the summary page does not say so",
-        )
-    ]
-
-
-@check("C-SPECHEALTH", "report")
-def _health_as_observed(
-    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
-) -> list[Issue]:
-    unhealthy = {(c.treatment, c.input_id) for c in report.comparisons if c.health}
-    issues = []
-    for name, facts in pages.items():
-        for claim_name in ("speed-ratio", "sweep-ratio"):
-            for claim in facts.claims_of(claim_name):
-                pair = (claim.attrs.get("data-treatment"), claim.attrs.get("data-input"))
-                if pair in unhealthy:
-                    issues.append(
-                        violation(
-                            "C-SPECHEALTH",
-                            f"{paths[name]} (claim '{claim_name}', {pair[0]} on {pair[1]})",
-                            "the records show this condition's speculation did not run as "
-                            "declared; no ratio may be shown as its effect",
-                        )
-                    )
-    return issues
-
-
-@check("C-EXCLUDED", "report")
-def _excluded_counts_match(
-    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
-) -> list[Issue]:
-    issues = []
-    counted = ("warmup", "failed", "planned", "missing")
-    expected = {k: report.excluded[k] for k in counted}
-    for name, facts in pages.items():
-        for claim in facts.claims_of("excluded"):
-            shown = {k: int(claim.attrs.get(f"data-{k}", -1)) for k in counted}
-            if shown != expected:
-                issues.append(
-                    violation(
-                        "C-EXCLUDED", paths[name], f"shows {shown}, the records have {expected}"
-                    )
-                )
-    return issues
-
-
-@check("C-REVIEW", "report")
-def _review_as_declared(
-    pages: dict[str, PageFacts], paths: dict[str, str], report: Report
-) -> list[Issue]:
-    declared = report.campaign.annotations.review
-    return [
-        violation(
-            "C-REVIEW",
-            f"{paths[name]} (claim 'review')",
-            f"states review '{claim.attrs.get('data-review', '?')}', annotations.yaml → review "
-            f"declares '{declared}'",
-        )
-        for name, facts in pages.items()
-        for claim in facts.claims_of("review")
-        if claim.attrs.get("data-review") != declared
-    ]
