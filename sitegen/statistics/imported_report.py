@@ -8,31 +8,17 @@ figure whose field the source lacks is not a figure: it is a refusal naming the 
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
+from typing import Any, cast
 
-import numpy as np
 import pandas as pd
 
-from sitegen.records.import_source import ImportedMeasurement
-from sitegen.records.imported_campaign import ImportedCampaign, ImportRegistration
+from sitegen.records.imported_campaign import ImportedCampaign, ImportedRecord, ImportRegistration
 from sitegen.statistics.dispersion import median_ratio_interval
+from sitegen.statistics.imported_figures import FIGURES, Figure, figure_of, imported_frame
+from sitegen.statistics.imported_run import RunRow, run_rows
 from sitegen.statistics.latency import latency_percentiles, tpot
 
-FIGURES = (
-    "gen_tps",
-    "tokens_per_s",
-    "tool_tokens_per_s",
-    "ttft_s",
-    "e2e_s",
-    "output_tokens",
-    "prompt_tokens",
-    "acceptance",
-    "peak_memory_mib",
-)
-"""Figures summarized per condition and input, each a median with its range
-(``acceptance``: each request's accepted ÷ proposed draft tokens, where it proposed any)."""
 LOAD_FIELDS = ("format", "load_pattern", "concurrency", "request_rate", "backend")
 """How the tool sent the requests: conditions that differ in any of these differ in more
 than the declared factor (C-CONFDIFF), so no ratio is shown between them."""
@@ -40,22 +26,6 @@ RATE_METRICS = ("gen_tps", "tokens_per_s", "tool_tokens_per_s")
 """The rate a ratio compares: sitegen's generation rate where the source's times give it,
 else llama-bench's rate (``samples_ts``), else the tool's rate column of a CSV (by the
 tool's declared definition, labelled as the tool's)."""
-TRUNCATED = "length"
-"""The finish reason of a request stopped by its output cap (OpenAI-compatible servers)."""
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure of one condition and input: a median with its range, or absent."""
-
-    median: float | None
-    low: float | None
-    high: float | None
-    n: int
-
-    @property
-    def present(self) -> bool:
-        return self.median is not None
 
 
 @dataclass(frozen=True)
@@ -108,69 +78,6 @@ class PooledAcceptance:
         return self.accepted / self.proposed
 
 
-RUN_FIGURES = ("requests_per_s", "output_tokens_per_s", "error_rate")
-"""The tool's run-level figures, per source group: completed requests per second and output
-tokens per second over the run's wall time, and the share of requests that failed."""
-STATED_RUN_KEYS: dict[str, dict[str, str]] = {
-    "guidellm": {
-        "requests_per_s": "{group}.metrics.requests_per_second.successful.mean",
-        "output_tokens_per_s": "{group}.metrics.output_tokens_per_second.successful.mean",
-        "ok": "{group}.metrics.request_totals.successful",
-        "errored": "{group}.metrics.request_totals.errored",
-        "incomplete": "{group}.metrics.request_totals.incomplete",
-    },
-    "vllm": {
-        "requests_per_s": "request_throughput",
-        "output_tokens_per_s": "output_throughput",
-        "ok": "completed",
-        "errored": "failed",
-    },
-    "aiperf": {
-        "requests_per_s": "request_throughput.avg",
-        "output_tokens_per_s": "output_token_throughput.avg",
-        "error_percent": "request_error_rate.avg",
-    },
-}
-"""Where each format's file states a run-level figure (``SourceInfo.stated`` keys, the
-importers keep them under the source's own names; ``{group}``: GuideLLM's benchmark). The
-error rate is the failed share of the stated counts, or AIPerf's stated percentage."""
-
-
-@dataclass(frozen=True)
-class RunFigure:
-    """One run-level figure: as the tool states it (``key``: where in its file), or computed
-    by sitegen from the records' times over the run window (``key`` ``None``)."""
-
-    value: float | None
-    key: str | None = None
-
-    @property
-    def present(self) -> bool:
-        return self.value is not None
-
-    @property
-    def stated(self) -> bool:
-        return self.key is not None
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """The run-level figures of one source group (a file, or GuideLLM's benchmark in it)."""
-
-    condition_id: str
-    file: str
-    group: str | None
-    figures: dict[str, RunFigure]
-    window_s: float | None
-    """The records' run window: first request start → last request end (s), where the
-    records' times give it."""
-    gen_tps: Figure
-    """sitegen's per-request generation rate over the same requests (median, range, n)."""
-    concurrency: int | None = None
-    """Requests the tool kept in flight, as it states it (``None``: it does not, or its
-    requests state different ones)."""
-
-
 @dataclass(frozen=True)
 class ImportedReport:
     campaign: ImportedCampaign
@@ -181,70 +88,31 @@ class ImportedReport:
     """``(claim, missing field)`` for every claim the source cannot support."""
     tool_label: str
     """``GuideLLM 0.8.1``: the tool and version every figure is imported from."""
-    absent: set[str] = field(default_factory=set)
+    absent: set[str]
     """Figures (``FIGURES``) no record of the campaign has."""
-    run: list[RunRow] = field(default_factory=list)
+    run: list[RunRow]
     """The tool's run-level figures per source group (``RUN_FIGURES``)."""
-    latency: pd.DataFrame = field(default_factory=pd.DataFrame)
+    latency: pd.DataFrame
     """Percentiles of TTFT, TPOT, ITL and end-to-end time per condition and input, under the
     measured reports' rules (``statistics/latency.py``); ITL only from per-chunk gaps."""
-    frame: pd.DataFrame = field(default_factory=pd.DataFrame)
+    latency_records: list[dict[str, Any]]
+    """The latency rows with ``None`` for a percentile without enough values."""
+    has_chunk_gaps: bool
+    """Whether any record keeps per-chunk gaps (ITL): vLLM and AIPerf do, GuideLLM not."""
+    frame: pd.DataFrame
     """One row per record (``imported_frame``): the records table offered for download."""
-
-    @property
-    def latency_records(self) -> list[dict]:
-        """The latency rows with ``None`` for a percentile without enough values."""
-        table = self.latency.astype(object).where(self.latency.notna(), None)
-        return table.to_dict("records")
-
-    @property
-    def has_chunk_gaps(self) -> bool:
-        """Whether any record keeps per-chunk gaps (ITL): vLLM and AIPerf do, GuideLLM not."""
-        return bool(len(self.latency)) and (self.latency["metric"] == "itl_s").any()
+    figures_frame: pd.DataFrame
+    """The figures table as one row per condition and input (``figures_table``)."""
+    run_frame: pd.DataFrame
+    """The run-level figures, one row per source group (``run_table``)."""
 
     def summary_table(self) -> pd.DataFrame:
-        """The figures table as one row per condition and input (each figure's median,
-        min, max and n), for download."""
-        rows = []
-        for row in self.rows:
-            line: dict[str, object] = {
-                "condition_id": row.condition_id,
-                "input_id": row.input_id,
-                "measure": row.measure,
-                "ok": row.ok,
-                "failed": row.failed,
-                "warmups": row.warmups,
-                "truncated": row.truncated,
-            }
-            for name, figure in row.figures.items():
-                if name in self.absent:
-                    continue
-                line |= {
-                    f"{name}_median": figure.median,
-                    f"{name}_min": figure.low,
-                    f"{name}_max": figure.high,
-                    f"{name}_n": figure.n,
-                }
-            rows.append(line | {f"load_{name}": value for name, value in row.load.items()})
-        return pd.DataFrame(rows)
+        """The figures table offered for download (``figures_frame``)."""
+        return self.figures_frame
 
     def run_table(self) -> pd.DataFrame:
-        """The run-level figures, one row per source group, each with where it comes from
-        (the tool's key, or ``computed`` over the records' window), for download."""
-        rows = []
-        for run in self.run:
-            line: dict[str, object] = {
-                "condition_id": run.condition_id,
-                "file": run.file,
-                "group": run.group,
-                "window_s": run.window_s,
-            }
-            for name, figure in run.figures.items():
-                line[name] = figure.value
-                line[f"{name}_source"] = figure.key if figure.stated else "computed"
-            line |= {"gen_tps_median": run.gen_tps.median, "gen_tps_n": run.gen_tps.n}
-            rows.append(line)
-        return pd.DataFrame(rows)
+        """The run-level figures offered for download (``run_frame``)."""
+        return self.run_frame
 
     @property
     def registration(self) -> ImportRegistration:
@@ -279,68 +147,6 @@ class ImportedReport:
         return any(row.truncated is not None for row in self.rows)
 
 
-def imported_frame(campaign: ImportedCampaign) -> pd.DataFrame:
-    """One row per record: ids, role and status, its figures and its source's load."""
-    sources = {s.file: s for s in campaign.registration.sources}
-    rows = []
-    for record in campaign.records:
-        m = record.measurement
-        source = sources[record.origin.file]
-        rows.append(
-            {
-                "trial_id": record.trial_id,
-                "condition_id": record.condition_id,
-                "input_id": record.input_id,
-                "measure": m.measure,
-                "role": record.role,
-                "status": record.status,
-                "file": record.origin.file,
-                "group": m.group,
-                "location": record.origin.location,
-                "started_at": m.started_at,
-                "started_monotonic_s": m.started_monotonic_s,
-                "generation_s": record.generation_s,
-                "gen_tps": record.gen_tps,
-                "tokens_per_s": m.tokens_per_s,
-                "tool_tokens_per_s": m.tool_tokens_per_s,
-                "ttft_s": m.ttft_s,
-                "e2e_s": m.e2e_s,
-                "last_token_s": m.last_token_s,
-                "chunk_gaps": len(m.inter_chunk_latencies_s)
-                if m.inter_chunk_latencies_s is not None
-                else None,
-                "output_tokens": m.output_tokens,
-                "prompt_tokens": m.prompt_tokens,
-                "acceptance": m.accepted_tokens / m.draft_tokens
-                if m.draft_tokens and m.accepted_tokens is not None
-                else None,
-                "peak_memory_mib": m.peak_memory_mib,
-                "truncated": _truncated(m),
-                "output_text": m.output_text is not None,
-                "format": source.format,
-                "backend": source.backend,
-                "load_pattern": m.load_pattern,
-                "concurrency": m.concurrency,
-                "request_rate": m.request_rate,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _truncated(m: ImportedMeasurement) -> bool | None:
-    """Whether the request stopped at its output cap, as its finish reason or its stated cap
-    says; ``None`` where the source states neither."""
-    if m.finish_reason is None and m.output_cap is None:
-        return None
-    if m.finish_reason is not None and m.finish_reason.strip().lower() == TRUNCATED:
-        return True
-    return (
-        m.output_cap is not None
-        and m.output_tokens is not None
-        and (m.output_tokens >= m.output_cap)
-    )
-
-
 def tool_label(registration: ImportRegistration) -> str:
     """The tools and versions the files state, e.g. ``GuideLLM 0.8.1``; a version the file
     does not state is said so."""
@@ -355,13 +161,6 @@ def tool_label(registration: ImportRegistration) -> str:
     return ", ".join(labels)
 
 
-def _figure(values: pd.Series) -> Figure:
-    present = values.dropna().astype(float)
-    if present.empty:
-        return Figure(None, None, None, 0)
-    return Figure(float(present.median()), float(present.min()), float(present.max()), len(present))
-
-
 def _load(group: pd.DataFrame) -> dict[str, str]:
     return {
         name: ", ".join(sorted({str(v) for v in group[name].dropna()})) or "—"
@@ -370,12 +169,41 @@ def _load(group: pd.DataFrame) -> dict[str, str]:
 
 
 def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
+    """Every figure, ratio and refusal of the imported ``campaign``, computed now, before
+    any page is rendered."""
     registration = campaign.registration
     frame = imported_frame(campaign)
     measured = frame[frame["role"] == "measured"]
     usable = measured[measured["status"] == "ok"]
+    rows = _imported_rows(frame, measured)
+    absent = {name for name in FIGURES if frame.empty or frame[name].isna().all()}
+    run = run_rows(campaign, frame)
+    latency = _latency(campaign, usable)
+    return ImportedReport(
+        campaign=campaign,
+        rows=rows,
+        comparisons=_comparisons(registration, rows, usable),
+        acceptance=_pooled_acceptance(registration),
+        refused=_refusals(registration, frame, absent),
+        tool_label=tool_label(registration),
+        absent=absent,
+        run=run,
+        latency=latency,
+        latency_records=_latency_records(latency),
+        has_chunk_gaps=bool(len(latency)) and bool((latency["metric"] == "itl_s").any()),
+        frame=frame,
+        figures_frame=figures_table(rows, absent),
+        run_frame=run_table(run),
+    )
+
+
+def _imported_rows(frame: pd.DataFrame, measured: pd.DataFrame) -> list[ImportedRow]:
+    """One row per condition × input of the measured records, in their order: counts,
+    each figure of the requests that succeeded, the load and the truncation."""
     rows = []
-    for (condition, input_id), group in measured.groupby(["condition_id", "input_id"], sort=False):
+    for key, group in measured.groupby(["condition_id", "input_id"], sort=False):
+        # Grouped by two columns of ids: each key is a (condition, input) pair of strings.
+        condition, input_id = cast(tuple[str, str], key)
         ok = group[group["status"] == "ok"]
         known = group["truncated"].dropna()
         rows.append(
@@ -386,14 +214,24 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
                 len(ok),
                 len(group) - len(ok),
                 int(((frame["role"] == "warmup") & (frame["condition_id"] == condition)).sum()),
-                {name: _figure(ok[name]) for name in FIGURES},
+                {name: figure_of(ok[name]) for name in FIGURES},
                 _load(group),
                 int(known.astype(bool).sum()) if len(known) else None,
                 len(known),
             )
         )
-    baseline = registration.declaration.baseline
-    speculative = {c.id: c.speculative for c in registration.declaration.conditions}
+    return rows
+
+
+def _comparisons(
+    registration: ImportRegistration, rows: list[ImportedRow], usable: pd.DataFrame
+) -> list[ImportedComparison]:
+    """Each condition's comparison with the declared baseline on the same input: the
+    ratio of the first rate both sides have, only with its interval and only where
+    nothing but the declared factor differs (C-CONFDIFF, C-SPREAD)."""
+    declaration = registration.declaration
+    baseline = declaration.baseline
+    speculative = {c.id: c.speculative for c in declaration.conditions}
     comparisons = []
     for row in rows:
         if row.condition_id == baseline:
@@ -404,7 +242,6 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
         if base is None:
             continue
         differing = tuple(f for f in LOAD_FIELDS if row.load[f] != base.load[f])
-        declaration = registration.declaration
         if declaration.model_of(row.condition_id) != declaration.model_of(baseline):
             differing += ("model",)
         if not differing and speculative[row.condition_id] == speculative[baseline]:
@@ -414,35 +251,93 @@ def make_imported_report(campaign: ImportedCampaign) -> ImportedReport:
         metric = next(
             (m for m in RATE_METRICS if row.figures[m].present and base.figures[m].present), None
         )
-        ratio = interval = None
-        if metric is not None and not differing and base.figures[metric].median:
-            ratio = row.figures[metric].median / base.figures[metric].median
-            pick = usable["input_id"] == row.input_id
-            interval = median_ratio_interval(
-                usable[pick & (usable["condition_id"] == row.condition_id)][metric].to_numpy(float),
-                usable[pick & (usable["condition_id"] == baseline)][metric].to_numpy(float),
-                registration.dispersion,
-            )
-            if interval is None:  # C-SPREAD: no ratio without its interval
-                ratio = None
+        ratio, interval = (
+            _ratio(registration, row, base, metric, usable)
+            if metric is not None and not differing
+            else (None, None)
+        )
         comparisons.append(
             ImportedComparison(
                 row.condition_id, baseline, row.input_id, metric, ratio, interval, differing
             )
         )
-    absent = {name for name in FIGURES if frame.empty or frame[name].isna().all()}
-    return ImportedReport(
-        campaign,
-        rows,
-        comparisons,
-        _pooled_acceptance(registration),
-        _refusals(registration, frame, absent),
-        tool_label(registration),
-        absent,
-        _run_rows(campaign, frame),
-        _latency(campaign, usable),
-        frame,
+    return comparisons
+
+
+def _ratio(
+    registration: ImportRegistration,
+    row: ImportedRow,
+    base: ImportedRow,
+    metric: str,
+    usable: pd.DataFrame,
+) -> tuple[float | None, tuple[float, float] | None]:
+    """``row``'s median of ``metric`` ÷ ``base``'s with its bootstrap interval; neither
+    without the interval (C-SPREAD) or without a baseline median."""
+    treatment, baseline = row.figures[metric].median, base.figures[metric].median
+    if treatment is None or not baseline:
+        return None, None
+    pick = usable["input_id"] == row.input_id
+    interval = median_ratio_interval(
+        usable[pick & (usable["condition_id"] == row.condition_id)][metric].to_numpy(float),
+        usable[pick & (usable["condition_id"] == base.condition_id)][metric].to_numpy(float),
+        registration.dispersion,
     )
+    if interval is None:
+        return None, None
+    return treatment / baseline, interval
+
+
+def _latency_records(latency: pd.DataFrame) -> list[dict[str, Any]]:
+    """The latency rows with ``None`` for a percentile without enough values."""
+    table = latency.astype(object).where(latency.notna(), None)
+    # The columns of ``latency_percentiles``: string labels.
+    return cast(list[dict[str, Any]], table.to_dict("records"))
+
+
+def figures_table(rows: list[ImportedRow], absent: set[str]) -> pd.DataFrame:
+    """The figures table as one row per condition and input (each figure's median,
+    min, max and n), for download."""
+    lines = []
+    for row in rows:
+        line: dict[str, object] = {
+            "condition_id": row.condition_id,
+            "input_id": row.input_id,
+            "measure": row.measure,
+            "ok": row.ok,
+            "failed": row.failed,
+            "warmups": row.warmups,
+            "truncated": row.truncated,
+        }
+        for name, figure in row.figures.items():
+            if name in absent:
+                continue
+            line |= {
+                f"{name}_median": figure.median,
+                f"{name}_min": figure.low,
+                f"{name}_max": figure.high,
+                f"{name}_n": figure.n,
+            }
+        lines.append(line | {f"load_{name}": value for name, value in row.load.items()})
+    return pd.DataFrame(lines)
+
+
+def run_table(run: list[RunRow]) -> pd.DataFrame:
+    """The run-level figures, one row per source group, each with where it comes from
+    (the tool's key, or ``computed`` over the records' window), for download."""
+    lines = []
+    for row in run:
+        line: dict[str, object] = {
+            "condition_id": row.condition_id,
+            "file": row.file,
+            "group": row.group,
+            "window_s": row.window_s,
+        }
+        for name, figure in row.figures.items():
+            line[name] = figure.value
+            line[f"{name}_source"] = figure.key if figure.stated else "computed"
+        line |= {"gen_tps_median": row.gen_tps.median, "gen_tps_n": row.gen_tps.n}
+        lines.append(line)
+    return pd.DataFrame(lines)
 
 
 def _latency(campaign: ImportedCampaign, usable: pd.DataFrame) -> pd.DataFrame:
@@ -462,95 +357,8 @@ def _latency(campaign: ImportedCampaign, usable: pd.DataFrame) -> pd.DataFrame:
     return latency_percentiles(trials, pd.DataFrame(gaps, columns=["record", "gap_s"]))
 
 
-def _records_at(campaign: ImportedCampaign, index: pd.Index) -> list:
+def _records_at(campaign: ImportedCampaign, index: pd.Index) -> list[ImportedRecord]:
     return [campaign.records[i] for i in index]
-
-
-def _run_rows(campaign: ImportedCampaign, frame: pd.DataFrame) -> list[RunRow]:
-    """Per source group of measured records: the tool's stated run-level figures, else
-    sitegen's over the records' window (first start → last end)."""
-    if frame.empty:
-        return []
-    sources = {s.file: s for s in campaign.registration.sources}
-    measured = frame[frame["role"] == "measured"]
-    rows = []
-    keys = ["condition_id", "file", "group"]
-    for (condition, file, group), part in measured.groupby(keys, sort=False, dropna=False):
-        group = None if pd.isna(group) else group
-        source = sources[file]
-        ok = part[part["status"] == "ok"]
-        window = _window(part)
-        computed = {
-            "requests_per_s": len(ok) / window if window else None,
-            "output_tokens_per_s": float(ok["output_tokens"].sum()) / window
-            if window and ok["output_tokens"].notna().any()
-            else None,
-            "error_rate": (len(part) - len(ok)) / len(part) if len(part) else None,
-        }
-        stated = _stated_run(source.format, source.stated, group)
-        figures = {
-            name: stated[name] if name in stated else RunFigure(computed[name])
-            for name in RUN_FIGURES
-        }
-        if source.format == "llama-bench":  # no requests, no run window: none of these
-            continue
-        stated_concurrency = part["concurrency"].dropna().unique()
-        concurrency = int(stated_concurrency[0]) if len(stated_concurrency) == 1 else None
-        rows.append(
-            RunRow(condition, file, group, figures, window, _figure(ok["gen_tps"]), concurrency)
-        )
-    return rows
-
-
-def _stated_number(stated: dict[str, str], key: str) -> float | None:
-    text = stated.get(key)
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _stated_run(format: str, stated: dict[str, str], group: str | None) -> dict[str, RunFigure]:
-    """The run-level figures the source states for ``group`` (``STATED_RUN_KEYS``)."""
-    keys = {
-        name: key.format(group=group)
-        for name, key in STATED_RUN_KEYS.get(format, {}).items()
-        if group is not None or "{group}" not in key
-    }
-    values = {name: _stated_number(stated, key) for name, key in keys.items()}
-    found = {
-        name: RunFigure(values[name], keys[name])
-        for name in ("requests_per_s", "output_tokens_per_s")
-        if values.get(name) is not None
-    }
-    if values.get("error_percent") is not None:
-        found["error_rate"] = RunFigure(values["error_percent"] / 100, keys["error_percent"])
-    elif values.get("ok") is not None and values.get("errored") is not None:
-        failed = values["errored"] + (values.get("incomplete") or 0)
-        total = values["ok"] + failed
-        if total:
-            named = [keys[n] for n in ("ok", "errored", "incomplete") if values.get(n) is not None]
-            found["error_rate"] = RunFigure(failed / total, ", ".join(named))
-    return found
-
-
-def _window(part: pd.DataFrame) -> float | None:
-    """First request start → last request end of ``part`` (s): from the wall-clock starts,
-    else the tool's monotonic ones; ``None`` where the records hold neither with e2e."""
-    if part["started_at"].notna().all() and len(part):
-        starts = np.array([datetime.fromisoformat(t).timestamp() for t in part["started_at"]])
-    elif part["started_monotonic_s"].notna().all() and len(part):
-        starts = part["started_monotonic_s"].to_numpy(float)
-    else:
-        return None
-    ends = starts + part["e2e_s"].to_numpy(float, na_value=np.nan)
-    if np.isnan(ends).all():
-        return None
-    window = float(np.nanmax(ends) - starts.min())
-    return window if window > 0 else None
 
 
 def _pooled_acceptance(registration: ImportRegistration) -> list[PooledAcceptance]:
