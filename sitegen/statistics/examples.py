@@ -79,6 +79,11 @@ def _side(
     )
 
 
+Side = tuple[str, Literal["off", "on"] | None, int | None]
+"""A side of an example: its condition, its factor (a quality pair's) and the row of its
+answer (``None``: none)."""
+
+
 def example_views(
     plan: Plan,
     items: dict[str, PlanItem],
@@ -96,18 +101,20 @@ def example_views(
     keys = zip(sides_of["condition_id"], sides_of["input_id"], sides_of["repetition"], strict=True)
     usable_at = dict(zip(keys, sides_of.index, strict=True))
     quality = plan.quality
-    layouts: list[tuple[int, list[tuple[str, Literal["off", "on"] | None, int | None]]]] = []
+    layouts: list[tuple[int, list[Side]]] = []
     needed: dict[int, None] = {}
-    for index, record in zip(selected, chosen.itertuples(index=False), strict=True):
+    selected_rows = zip(selected, chosen["input_id"], chosen["repetition"], strict=True)
+    for index, input_id, repetition in selected_rows:
         needed[index] = None
-        item = items.get(record.input_id)
+        item = items.get(input_id)
+        wanted: list[tuple[str, Literal["off", "on"] | None]]
         if item is not None and item.kind != "speed" and quality is not None:
             wanted = [(quality.off_condition, "off"), (quality.on_condition, "on")]
         else:
             wanted = [(c.id, None) for c in plan.conditions]
-        sides = []
+        sides: list[Side] = []
         for condition_id, factor in wanted:
-            at = usable_at.get((condition_id, record.input_id, record.repetition))
+            at = usable_at.get((condition_id, input_id, repetition))
             if at is None and factor is None:
                 continue  # a speed condition without this repetition is left out
             if at is not None:

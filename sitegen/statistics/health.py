@@ -62,16 +62,16 @@ def speculation_health(
         ]
         if bounds.max_device_memory_mib is not None and len(memory):
             peaks = memory[memory["condition_id"] == condition.id]
-            for row in peaks.itertuples():
-                if row.max_mib > bounds.max_device_memory_mib:
+            for device, peak in zip(peaks["device"], peaks["max_mib"], strict=True):
+                if peak > bounds.max_device_memory_mib:
                     found.append(
                         HealthFinding(
                             condition.id,
                             "memory-headroom",
-                            float(row.max_mib),
+                            float(peak),
                             bounds.max_device_memory_mib,
                             int(rows["n"].sum()),
-                            device=row.device,
+                            device=device,
                         )
                     )
         findings[condition.id] = tuple(found)

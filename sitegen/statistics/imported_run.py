@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -87,8 +88,10 @@ def run_rows(campaign: ImportedCampaign, frame: pd.DataFrame) -> list[RunRow]:
     measured = frame[frame["role"] == "measured"]
     rows = []
     keys = ["condition_id", "file", "group"]
-    for (condition, file, group), part in measured.groupby(keys, sort=False, dropna=False):
-        group = None if pd.isna(group) else group
+    for key, part in measured.groupby(keys, sort=False, dropna=False):
+        # The records' condition and file (strings), and their group: a string, or NaN.
+        condition, file, stated_group = cast(tuple[str, str, object], key)
+        group = stated_group if isinstance(stated_group, str) else None
         source = sources[file]
         ok = part[part["status"] == "ok"]
         window = _window(part)
@@ -138,11 +141,12 @@ def _stated_run(format: str, stated: dict[str, str], group: str | None) -> dict[
         for name in ("requests_per_s", "output_tokens_per_s")
         if values.get(name) is not None
     }
-    if values.get("error_percent") is not None:
-        found["error_rate"] = RunFigure(values["error_percent"] / 100, keys["error_percent"])
-    elif values.get("ok") is not None and values.get("errored") is not None:
-        failed = values["errored"] + (values.get("incomplete") or 0)
-        total = values["ok"] + failed
+    error_percent, ok, errored = (values.get(n) for n in ("error_percent", "ok", "errored"))
+    if error_percent is not None:
+        found["error_rate"] = RunFigure(error_percent / 100, keys["error_percent"])
+    elif ok is not None and errored is not None:
+        failed = errored + (values.get("incomplete") or 0)
+        total = ok + failed
         if total:
             named = [keys[n] for n in ("ok", "errored", "incomplete") if values.get(n) is not None]
             found["error_rate"] = RunFigure(failed / total, ", ".join(named))

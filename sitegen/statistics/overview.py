@@ -15,7 +15,7 @@ A project's overview page may name the campaigns (in its order) and the columns 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 from pydantic import ValidationError
@@ -371,7 +371,10 @@ def quality_rows(report: Report) -> list[QualityOverviewRow]:
         QualityOverviewRow(
             report,
             measured_setup(report, quality.on_condition),
-            outcomes.set_index("factor").to_dict("index") if len(outcomes) else {},
+            # Indexed by the factor (off, on), the columns named: string labels.
+            cast(dict[str, dict[str, Any]], outcomes.set_index("factor").to_dict("index"))
+            if len(outcomes)
+            else {},
         )
     ]
 

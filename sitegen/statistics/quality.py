@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from sitegen.core.strict_model import StrictModel
@@ -27,7 +28,7 @@ from sitegen.core.text import Bilingual
 
 FACTOR_LEVELS = ("off", "on")
 PAIR_COUNT_COLUMNS = ("n_pairs", "both", "off_only", "on_only", "neither")
-QUANTILE_METHOD = "linear"
+QUANTILE_METHOD: Final = "linear"
 RNG_NAME = "numpy.random.Generator(PCG64)"
 
 
@@ -234,7 +235,7 @@ def problem_differences(df: pd.DataFrame) -> pd.DataFrame:
 
 def stratified_bootstrap_means(
     strata: Sequence[np.ndarray], n_boot: int, rng_seed: int
-) -> np.ndarray:
+) -> npt.NDArray[np.float64]:
     """Bootstrap means of all values, resampling with replacement within each stratum.
 
     RNG consumption (the contract a reference implementation reproduces): a fresh
@@ -316,7 +317,7 @@ def _non_inferiority(
     elif collapsed:
         notes.append(_CANCELLED)
     is_post_hoc = post_hoc_label is not None
-    if is_post_hoc:
+    if post_hoc_label is not None and post_hoc_reason is not None:
         notes.append(_post_hoc_note(post_hoc_label, post_hoc_reason))
     return NonInferiorityResult(
         margin=margin,
@@ -476,7 +477,12 @@ def greedy_identical_share(df: pd.DataFrame) -> IdenticalShareResult:
     for row in pairs.itertuples(index=False):
         tokens_off = getattr(row, "tokens_off", None)
         tokens_on = getattr(row, "tokens_on", None)
-        if not _is_missing(tokens_off) and not _is_missing(tokens_on):
+        if (
+            tokens_off is not None
+            and tokens_on is not None
+            and not _is_missing(tokens_off)
+            and not _is_missing(tokens_on)
+        ):
             by_tokens += 1
             n_identical += tuple(tokens_off) == tuple(tokens_on)
         else:

@@ -69,8 +69,9 @@ def score_quality(
         [*SCORED_FIELDS, "status"],
     ]
     ok = measured[measured["status"] == "ok"]
+    # pandas-stubs types agg's result as a scalar; a set per group is what pandas returns.
     sides = ok.groupby(["input_id", "repetition"], sort=False)["condition_id"].agg(
-        lambda conditions: {factor_of[c] for c in conditions}
+        lambda conditions: {factor_of[c] for c in conditions}  # type: ignore[type-var]
     )
     complete = {key for key, found in sides.items() if found == {"off", "on"}}
     all_pairs = set(zip(measured["input_id"], measured["repetition"], strict=True))
@@ -85,12 +86,13 @@ def score_quality(
         for name, columns in scored_block.items():
             if columns:
                 tables[name].append(pd.DataFrame(columns))
+    described = sorted(problems.values(), key=lambda problem: str(problem["problem_id"]))
     return QualityTables(
         answers=_concat(tables["answers"]),
         document_items=_concat(tables["document_items"]),
         documents=_concat(tables["documents"]),
         incomplete_pairs=len(all_pairs - complete),
-        problems=pd.DataFrame(sorted(problems.values(), key=lambda row: row["problem_id"])),
+        problems=pd.DataFrame(described),
     )
 
 
@@ -141,31 +143,31 @@ def _score_block(
     answers: dict[str, list] = {}
     doc_items: dict[str, list] = {}
     documents: dict[str, list] = {}
-    for r, record_texts in zip(block_rows.itertuples(index=False), block_texts, strict=True):
+    for r, record_texts in zip(block_rows.to_dict("records"), block_texts, strict=True):
         text = record_texts["text"] or ""
-        item = items[r.input_id]
+        item = items[r["input_id"]]
         base = {
-            "problem_id": r.input_id,
-            "seed": r.repetition,
-            "factor": factor_of[r.condition_id],
-            "condition_id": r.condition_id,
-            "finish": r.finish,
-            "answer_reached": r.answer_reached,
-            "generated_tokens": r.generated_tokens,
-            "trial_id": r.trial_id,
-            "order_index": r.order_index,
+            "problem_id": r["input_id"],
+            "seed": r["repetition"],
+            "factor": factor_of[r["condition_id"]],
+            "condition_id": r["condition_id"],
+            "finish": r["finish"],
+            "answer_reached": r["answer_reached"],
+            "generated_tokens": r["generated_tokens"],
+            "trial_id": r["trial_id"],
+            "order_index": r["order_index"],
         }
         if item.problem is not None:
             problems.setdefault(
-                r.input_id,
+                r["input_id"],
                 {
-                    "problem_id": r.input_id,
+                    "problem_id": r["input_id"],
                     "domain": item.problem.domain,
                     "question": item.problem.question,
                     "expected": item.expected_json,
                 },
             )
-            score = score_answer(text, r.finish, r.answer_reached, item.problem.answer)
+            score = score_answer(text, r["finish"], r["answer_reached"], item.problem.answer)
             _append(
                 answers,
                 {
@@ -180,8 +182,8 @@ def _score_block(
                     "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
                 },
             )
-        else:
-            scored = score_document(text, r.finish, r.answer_reached, item.document)
+        elif item.document is not None:
+            scored = score_document(text, r["finish"], r["answer_reached"], item.document)
             _append(
                 documents,
                 {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,12 +98,15 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
                     row[f"{metric}_{name}"] = None if found is None else float(found[at])
         proposed = group["draft_proposed"].dropna().sum()
         row["draft_proposed"] = int(proposed) if group["draft_proposed"].notna().any() else None
-        row["draft_accepted"] = (
+        accepted = (
             int(group["draft_accepted"].dropna().sum())
             if row["draft_proposed"] is not None
             else None
         )
-        row["acceptance"] = row["draft_accepted"] / proposed if row["draft_proposed"] else None
+        row["draft_accepted"] = accepted
+        row["acceptance"] = (
+            accepted / proposed if accepted is not None and row["draft_proposed"] else None
+        )
         rates = trial_acceptance(group).dropna()
         row["acceptance_n"] = len(rates)
         row["acceptance_median"] = float(rates.median()) if len(rates) else None
@@ -141,7 +145,7 @@ def _missing(value: object) -> bool:
     )
 
 
-def present(value: object) -> float | None:
+def present(value: Any) -> float | None:
     """A summary value, or ``None`` where there is none: a table's missing value is NaN,
     which must never reach a ratio or a page as a number."""
     return None if value is None or pd.isna(value) else float(value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import pandas as pd
 
@@ -152,7 +152,11 @@ def system_table(table: RecordTable, plan: Plan) -> list[SystemCondition]:
     rows = table.rows.loc[enters_statistics(table.rows), keys]
     groups = rows.groupby(keys, sort=False).size()
     shown_by_provenance = {i: _provenance_values(p) for i, p in enumerate(table.provenances)}
-    for (condition_id, provenance, temperature, top_p, top_k, capacity), n in groups.items():
+    for key, n in groups.items():
+        # Grouped by the six columns of ``keys``: a key holds one value of each.
+        condition_id, provenance, temperature, top_p, top_k, capacity = cast(
+            tuple[str, int, float, float, int, int], key
+        )
         fields = per_condition.setdefault(condition_id, {})
         counts[condition_id] = counts.get(condition_id, 0) + int(n)
         sampling = {
@@ -167,24 +171,24 @@ def system_table(table: RecordTable, plan: Plan) -> list[SystemCondition]:
                 seen[key] = seen.get(key, 0) + int(n)
     result = []
     for condition in plan.conditions:
-        fields = per_condition.get(condition.id)
-        if fields is None:
+        shown = per_condition.get(condition.id)
+        if shown is None:
             continue
         total = counts[condition.id]
         rows_shown = [
-            SystemRow(name, None, tuple(SystemValue(v, n) for (_, v), n in fields[name].items()))
+            SystemRow(name, None, tuple(SystemValue(v, n) for (_, v), n in shown[name].items()))
             for name in SYSTEM_FIELDS
-            if name not in FLEET_FIELDS or set(fields[name]) != {_NONE_KEY}
+            if name not in FLEET_FIELDS or set(shown[name]) != {_NONE_KEY}
         ]
         for keyed in KEYED_FIELDS:
-            names = sorted(name for name in fields if name.startswith(f"{keyed}."))
+            names = sorted(name for name in shown if name.startswith(f"{keyed}."))
             for name in names:
-                seen = dict(fields[name])
+                seen = dict(shown[name])
                 missing = total - sum(seen.values())
                 if missing:
                     seen[_NONE_KEY] = seen.get(_NONE_KEY, 0) + missing
-                values = tuple(SystemValue(v, n) for (_, v), n in seen.items())
-                rows_shown.append(SystemRow(keyed, name.split(".", 1)[1], values))
+                listed = tuple(SystemValue(v, n) for (_, v), n in seen.items())
+                rows_shown.append(SystemRow(keyed, name.split(".", 1)[1], listed))
         result.append(SystemCondition(condition.id, total, tuple(rows_shown)))
     return result
 
