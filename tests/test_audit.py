@@ -20,7 +20,7 @@ import jinja2
 import pytest
 
 from sitegen.cli import main
-from sitegen.commands.audit import linked_pages, pick_version
+from sitegen.commands.audit_checks import linked_pages, pick_version
 from sitegen.commands.build import build_site
 from sitegen.commands.init_project import init_project
 from sitegen.core.errors import UsageError

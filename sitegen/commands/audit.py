@@ -10,22 +10,19 @@ and ``manifest.json`` with the build's own statistics, every figure a page marks
 and every derived download (CSV, Parquet, records, plan) compared byte for byte with the
 recomputed one. What cannot be recomputed is listed, never passed in silence.
 
-Fetching is at the edges (``PublishedSite``, ``audit_site``); the comparisons are pure.
+Fetching is at the edges (``PublishedSite``, ``audit_site``); the comparisons are pure
+(``commands.audit_checks``).
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import json
 import posixpath
 import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +30,25 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
-from sitegen.core.errors import DataError, SitegenError, UsageError, one_line
+from sitegen.commands.audit_checks import (
+    SUMS_FILE,
+    Finding,
+    checksum_findings,
+    figure_findings,
+    linked_pages,
+    load_json,
+    mark_findings,
+    object_name_findings,
+    page_file,
+    pick_version,
+    recompute_report,
+    report_of,
+    resolve,
+    sums_names,
+    table_findings,
+    version_labels,
+)
+from sitegen.core.errors import SitegenError, UsageError, one_line
 from sitegen.core.signing import (
     PUBLIC_KEY_FILE,
     SIGNATURE_SUFFIX,
@@ -41,21 +56,10 @@ from sitegen.core.signing import (
     parse_public_key,
     signature_problem,
 )
-from sitegen.core.site_layout import (
-    LATEST_ALIAS,
-    OBJECT_MAP,
-    OBJECTS_DIR,
-    VERSIONS_DIR,
-    VERSIONS_FILE,
-)
-from sitegen.importers.import_campaign import (
-    OWN_FILES,
-    import_own_downloads,
-    read_published_manifest,
-)
+from sitegen.core.site_layout import OBJECT_MAP, OBJECTS_DIR, VERSIONS_DIR, VERSIONS_FILE
+from sitegen.importers.import_campaign import OWN_FILES, read_published_manifest
 from sitegen.pages.downloads import make_downloads
 from sitegen.pages.published_figures import report_figures
-from sitegen.publish.objects import folder_digest
 from sitegen.publish.signed_files import (
     FILE_LIST,
     LIST_FILES,
@@ -64,12 +68,8 @@ from sitegen.publish.signed_files import (
     in_root_list,
     read_marks,
 )
-from sitegen.records.campaign import Campaign, read_campaigns
-from sitegen.records.layout import CAMPAIGNS_DIR, IMPORT_FILE
+from sitegen.records.layout import IMPORT_FILE
 from sitegen.records.record_models import PublishedManifest
-from sitegen.records.redact import EnvPolicy, Redactor, RedactPolicy, redact_campaign
-from sitegen.statistics.report import Report, make_report
-from sitegen.validation import validate_campaigns
 
 DOWNLOADS = "downloads"
 UNLISTED_LIMIT = 64 << 20
@@ -80,35 +80,14 @@ READ_TIMEOUT_S = 60.0
 """The longest wait for a server's next bytes."""
 DEADLINE_S = 1800.0
 """An audit's default overall deadline, all reads together (``--deadline``)."""
-SUMS_FILE = "SHA256SUMS"
 RECOMPUTED_KINDS = (".csv", ".parquet", ".jsonl.gz", "plan.json", "manifest.json")
 """Downloads derived from the records and plan, hence recomputed and compared."""
-CELLS_SHOWN = 10
-"""Changed cells listed per table (the rest are counted)."""
 NOT_RECOMPUTED = (
     "annotations (post-hoc analyses, threshold claims, curated examples; they are not in "
     "the downloads), the home, overview, comparison, changelog and history pages, charts "
     "and figures a page does not mark with data-figure"
 )
 """What no figure table covers: a version's signed list hashes it, nothing recomputes it."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing that does not check, printed as one line."""
-
-    where: str
-    """The page or file (``en/reports/x/speed/``, ``reports/x/downloads/trials.csv``)."""
-    what: str
-    """The figure id, the table cell (``row 3 · column gen_tps``) or the problem."""
-    published: str | None = None
-    recomputed: str | None = None
-
-    def __str__(self) -> str:
-        parts = [self.where, self.what]
-        if self.published is not None or self.recomputed is not None:
-            parts += [f"published {self.published}", f"recomputed {self.recomputed}"]
-        return " · ".join(parts)
 
 
 @dataclass
@@ -216,46 +195,6 @@ class TooLarge(SitegenError):
     """A file larger than a reader takes (its signed size, or ``UNLISTED_LIMIT``)."""
 
 
-def load_json(data: bytes, where: str) -> object:
-    """JSON from a published file; one ``SitegenError`` line for anything else, nesting too
-    deep for the parser included."""
-    try:
-        return json.loads(data)
-    except RecursionError:
-        raise SitegenError(f"{where}: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise SitegenError(f"{where}: not JSON ({one_line(exc)})") from exc
-
-
-def version_labels(listing: bytes) -> list[str]:
-    """The labels of ``versions.json`` (mike's format), in its order."""
-    versions = load_json(listing, VERSIONS_FILE)
-    try:
-        labels = [entry["version"] for entry in versions]
-        if not all(isinstance(label, str) for label in labels):
-            raise TypeError("a version that is not a string")
-    except (TypeError, KeyError) as exc:
-        raise UsageError(f"{VERSIONS_FILE}: not mike's version list ({exc})") from exc
-    return labels
-
-
-def pick_version(listing: bytes, label: str | None) -> str:
-    """The version ``label``, or the one with the ``latest`` alias (mike's format)."""
-    labels = version_labels(listing)
-    if label is not None:
-        if label not in labels:
-            raise UsageError(f"--version {label}: not published (known: {', '.join(labels)})")
-        return label
-    latest = [
-        entry["version"]
-        for entry in load_json(listing, VERSIONS_FILE)
-        if isinstance(entry, dict) and LATEST_ALIAS in entry.get("aliases", [])
-    ]
-    if not latest:
-        raise UsageError(f"{VERSIONS_FILE}: no version has the alias '{LATEST_ALIAS}'")
-    return latest[0]
-
-
 class VersionFiles:
     """One version's files by version-relative path: through its ``objects.json`` when it
     has one, else at ``v/<label>/<path>``."""
@@ -286,285 +225,6 @@ class VersionFiles:
 
     def read(self, path: str) -> bytes | None:
         return self.site.read(self.location(path))
-
-
-# --------------------------------------------------------------------------- pages
-
-
-def page_file(page: str) -> str:
-    """The file of a page address (``reports/x/`` → ``reports/x/index.html``)."""
-    return page + "index.html" if page == "" or page.endswith("/") else page
-
-
-def linked_pages(page: str, links: Iterable[str], label: str) -> list[str]:
-    """The pages of the same version that ``links`` of ``page`` reach (relative links are
-    resolved against the page's address, as a browser does)."""
-    root = f"/{VERSIONS_DIR}/{label}/"
-    found = []
-    for link in links:
-        if link.startswith("#"):
-            continue  # the page itself
-        target = urllib.parse.urlsplit(
-            urllib.parse.urljoin(f"http://site.invalid{root}{page}", link)
-        )
-        if target.netloc != "site.invalid" or not target.path.startswith(root):
-            continue
-        path = posixpath.normpath(target.path)[len(root) :] + (
-            "/" if target.path.endswith("/") else ""
-        )
-        if path.endswith("/") or path.endswith(".html"):
-            found.append(path.lstrip("/"))
-    return found
-
-
-def resolve(page: str, link: str, label: str) -> str | None:
-    """The site-root path a link of ``page`` reaches (``None``: another site)."""
-    target = urllib.parse.urlsplit(
-        urllib.parse.urljoin(f"http://site.invalid/{VERSIONS_DIR}/{label}/{page}", link)
-    )
-    if target.netloc != "site.invalid":
-        return None
-    return posixpath.normpath(urllib.parse.unquote(target.path)).lstrip("/")
-
-
-def report_of(page: str) -> str | None:
-    """The report a page belongs to (``en/reports/x/speed/`` → ``x``)."""
-    parts = page.removeprefix("en/").split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == "reports" else None
-
-
-def figure_findings(
-    page: str, marks: list[tuple[str, str]], figures: dict[str, str] | None
-) -> list[Finding]:
-    """Each marked figure of ``page`` whose text is not the recomputed one (``figures``:
-    the page's report's figures; ``None``: none could be recomputed, said once)."""
-    if figures is None:
-        return (
-            [Finding(page, f"{len(marks)} marked figure(s) not checked: nothing to recompute")]
-            if marks
-            else []
-        )
-    return [
-        Finding(page, figure_id, text, figures.get(figure_id, "(no such figure)"))
-        for figure_id, text in marks
-        if figures.get(figure_id) != text
-    ]
-
-
-# --------------------------------------------------------------------------- downloads
-
-
-def checksum_findings(where: str, sums: bytes, files: dict[str, bytes | None]) -> list[Finding]:
-    """Each file ``SHA256SUMS`` lists that is missing or whose SHA-256 differs."""
-    findings = []
-    for line in sums.decode("ascii", errors="replace").splitlines():
-        digest, _, name = line.partition("  ")
-        data = files.get(name)
-        if data is None:
-            findings.append(Finding(where + name, f"listed in {SUMS_FILE} but not published"))
-        elif hashlib.sha256(data).hexdigest() != digest:
-            findings.append(
-                Finding(where + name, f"altered: its SHA-256 is not the one {SUMS_FILE} lists")
-            )
-    return findings
-
-
-def sums_names(sums: bytes) -> list[str]:
-    return [
-        line.partition("  ")[2]
-        for line in sums.decode("ascii", errors="replace").splitlines()
-        if line.strip()
-    ]
-
-
-def _csv_rows(data: bytes) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(data.decode("utf-8-sig", errors="replace"), newline="")))
-
-
-def table_findings(where: str, published: bytes, recomputed: bytes) -> list[Finding]:
-    """Nothing when the bytes are the same; for a CSV file each changed cell (row counted
-    from the first data row, column by its header), else that the file differs."""
-    if published == recomputed:
-        return []
-    if not where.endswith(".csv"):
-        return [Finding(where, "differs from the file recomputed from the records")]
-    mine, theirs = _csv_rows(published), _csv_rows(recomputed)
-    header = theirs[0] if theirs else []
-    cells = [
-        (row, column, a, b)
-        for row in range(max(len(mine), len(theirs)))
-        for column, (a, b) in enumerate(
-            _padded(mine[row] if row < len(mine) else [], theirs[row] if row < len(theirs) else [])
-        )
-        if a != b
-    ]
-    findings = [
-        Finding(
-            where,
-            "header"
-            if row == 0
-            else f"row {row} · column {header[column] if column < len(header) else column + 1}",
-            a,
-            b,
-        )
-        for row, column, a, b in cells[:CELLS_SHOWN]
-    ]
-    if len(cells) > CELLS_SHOWN:
-        findings.append(Finding(where, f"and {len(cells) - CELLS_SHOWN} more changed cell(s)"))
-    return findings or [Finding(where, "differs from the file recomputed from the records")]
-
-
-def _padded(a: list[str], b: list[str]) -> list[tuple[str, str]]:
-    width = max(len(a), len(b))
-    return list(
-        zip(a + ["(none)"] * (width - len(a)), b + ["(none)"] * (width - len(b)), strict=True)
-    )
-
-
-# --------------------------------------------------------------------------- the audit
-
-
-def recompute_report(downloads: dict[str, bytes], campaign_id: str, scratch: Path) -> Report:
-    """The campaign rebuilt from a report's downloads (``import_own_downloads``) and its
-    statistics computed as the build computes them; raises ``SitegenError`` naming the
-    problem when the downloads cannot be rebuilt or fail validation."""
-    scratch.mkdir(parents=True)
-    for name in OWN_FILES:
-        (scratch / name).write_bytes(downloads[name])
-    data = scratch / "data"
-    directory = data / CAMPAIGNS_DIR / campaign_id
-    directory.parent.mkdir(parents=True)
-    import_own_downloads([scratch / name for name in OWN_FILES], directory)
-    campaigns, issues = read_campaigns(data)
-    issues += validate_campaigns(campaigns)
-    if issues:
-        raise DataError(issues)
-    return make_report(redact_campaign(campaigns[0], Redactor(published_labels(campaigns[0]))))
-
-
-def published_labels(campaign: Campaign) -> RedactPolicy:
-    """Redaction that leaves published records as they are: every host name and
-    environment value in them is already the label the project chose. Applied as the
-    build applies its own, since the tables take the types redaction gives them."""
-    provenances = campaign.table.provenances
-    hosts = {p.host.hostname for p in provenances}
-    hosts |= {p.node.hostname for p in provenances if p.node is not None}
-    kept = sorted({name for p in provenances for name in p.env})
-    return RedactPolicy(hosts={host: host for host in hosts}, env=EnvPolicy(keep=kept))
-
-
-def audit_report(
-    files: VersionFiles,
-    slug: str,
-    key: Ed25519PublicKey | None,
-    scratch: Path,
-    result: AuditResult,
-) -> dict[str, str] | None:
-    """Check one report's downloads (hashes, signature, derived tables) into ``result``;
-    its recomputed figures, or ``None`` when they cannot be recomputed (said in
-    ``result``)."""
-    where = f"reports/{slug}/{DOWNLOADS}/"
-    sums = files.read(where + SUMS_FILE)
-    if files.read(where + IMPORT_FILE) is not None:
-        result.imported.add(slug)
-    if sums is None and slug in result.imported:
-        result.notes.append(
-            f"reports/{slug}: not checked (an imported report: its downloads carry no "
-            f"{SUMS_FILE}, and its figures are its source tool's)"
-        )
-        return None
-    if sums is None:
-        result.findings.append(Finding(where + SUMS_FILE, "not published: nothing to check"))
-        return None
-    result.hashed.add(slug)
-    signature = files.read(where + SUMS_FILE + SIGNATURE_SUFFIX)
-    if key is not None:
-        problem = signature_problem(sums, signature, key, SUMS_FILE + SIGNATURE_SUFFIX)
-        if problem:
-            result.findings.append(Finding(where + SUMS_FILE, problem))
-    else:
-        result.notes.append(
-            f"{where}{SUMS_FILE}: the version publishes no signing key; the checksums are "
-            "checked, not who published them"
-        )
-    downloads = {name: files.read(where + name) for name in sums_names(sums)}
-    result.findings += checksum_findings(where, sums, downloads)
-    result.files += sum(data is not None for data in downloads.values())
-    own = {SUMS_FILE: sums, SUMS_FILE + SIGNATURE_SUFFIX: signature}
-    result.checked |= {
-        files.location(where + name): hashlib.sha256(data).hexdigest()
-        for name, data in (downloads | own).items()
-        if data is not None
-    }
-    if slug in result.imported:
-        result.notes.append(
-            f"reports/{slug}: its downloads checked against {SUMS_FILE}, its figures not "
-            "recomputed (an imported report: they are its source tool's)"
-        )
-        return None
-    if any(downloads.get(name) is None for name in OWN_FILES):
-        result.notes.append(
-            f"reports/{slug}: not recomputed (its downloads are not a measured campaign's "
-            f"{', '.join(OWN_FILES)})"
-        )
-        return None
-    try:
-        manifest = read_published_manifest(downloads["manifest.json"], where + "manifest.json")
-        result.published_manifests += isinstance(manifest, PublishedManifest)
-        report = recompute_report(downloads, manifest.campaign_id, scratch)
-    except SitegenError as exc:
-        result.findings.append(Finding(where, f"cannot rebuild the campaign: {exc}"))
-        return None
-    recomputed = {
-        file.name: file
-        for file in make_downloads(report, scratch / "recomputed")
-        if file.name.endswith(RECOMPUTED_KINDS)
-    }
-    for name in sorted(set(recomputed) | {n for n in downloads if n.endswith(RECOMPUTED_KINDS)}):
-        if name not in recomputed:
-            result.findings.append(Finding(where + name, "published but not recomputed"))
-        elif downloads.get(name) is None:
-            result.findings.append(Finding(where + name, "recomputed but not published"))
-        else:
-            result.tables += 1
-            result.findings += table_findings(
-                where + name, downloads[name], recomputed[name].read_bytes()
-            )
-    return report_figures(report)
-
-
-def link_findings(
-    files: VersionFiles, pages: dict[str, PageMarks], checked: dict[str, str], reports: set[str]
-) -> list[Finding]:
-    """Each download link of a page of ``reports`` that does not reach a file whose
-    SHA-256 was checked: a link to another copy is fetched, and must hold those bytes. A
-    download link: one to a version file under a report's ``downloads/``, or to an object
-    the version's map does not list named like a checked download."""
-    findings = []
-    digests = set(checked.values())
-    names = {posixpath.basename(path) for path in checked}
-    for page, parsed in pages.items():
-        if report_of(page) not in reports:
-            continue
-        for link in parsed.links:
-            path = resolve(page, link, files.label)
-            if path is None or path in checked:
-                continue
-            known = files.version_path(path)
-            unlisted_object = known is None and path.startswith(f"{OBJECTS_DIR}/")
-            if not (
-                (known is not None and f"/{DOWNLOADS}/" in f"/{known}")
-                or (unlisted_object and posixpath.basename(path) in names)
-            ):
-                continue
-            data = files.site.read(path)
-            if data is None or hashlib.sha256(data).hexdigest() not in digests:
-                findings.append(
-                    Finding(page, f"links {path}, which is not a file {SUMS_FILE} lists")
-                )
-            else:
-                checked[path] = hashlib.sha256(data).hexdigest()
-    return findings
 
 
 def crawl(files: VersionFiles) -> dict[str, PageMarks]:
@@ -637,24 +297,6 @@ def listed_file_findings(
     return pages
 
 
-def object_name_findings(listing: SignedFiles) -> list[Finding]:
-    """Each object of ``listing`` whose listed bytes do not have the SHA-256 its name
-    gives: a file object's own digest, a folder object's listing digest (pure)."""
-    groups: dict[str, dict[str, str]] = {}
-    for path, entry in listing.files.items():
-        parts = path.split("/", 2)
-        if parts[0] == OBJECTS_DIR and len(parts) == 3:
-            groups.setdefault(parts[1], {})[parts[2]] = entry.sha256
-    return [
-        Finding(
-            f"{OBJECTS_DIR}/{digest}/",
-            "altered: its listed files do not have the SHA-256 its name gives",
-        )
-        for digest, inside in sorted(groups.items())
-        if not (len(inside) == 1 and digest in inside.values()) and folder_digest(inside) != digest
-    ]
-
-
 def unlisted_findings(
     site: PublishedSite, listed: Iterable[str], folders: Iterable[str]
 ) -> list[Finding]:
@@ -677,29 +319,6 @@ def unlisted_findings(
                 and (folder or in_root_list(relative))
             ):
                 findings.append(Finding(relative, "added: no signed list names it"))
-    return findings
-
-
-def mark_findings(prefix: str, listing: SignedFiles, pages: dict[str, bytes]) -> list[Finding]:
-    """Each page of the version (``prefix``: ``v/<label>/``) whose marked figures are not
-    the ones its list signs, naming each figure removed, changed or added (pure)."""
-    findings = []
-    for path, data in sorted(pages.items()):
-        page = path.removeprefix(prefix)
-        if not path.startswith(prefix):
-            continue
-        # Counted: a page may print one figure twice (a card and its table).
-        signed = Counter(tuple(mark) for mark in listing.figures.get(page, []))
-        found = Counter(read_marks(data.decode("utf-8", errors="replace")).figures)
-        address = page.removesuffix("index.html")
-        findings += [
-            Finding(address, f"{figure_id}: the signed figure {text!r} is not on the page")
-            for figure_id, text in signed - found
-        ]
-        findings += [
-            Finding(address, f"{figure_id}: {text!r} is marked but not signed")
-            for figure_id, text in found - signed
-        ]
     return findings
 
 
@@ -751,6 +370,9 @@ def signed_list_findings(
     result.findings += unlisted_findings(site, version.files, [files.prefix, *sorted(folders)])
     result.findings += mark_findings(files.prefix, version, pages)
     return True
+
+
+# --------------------------------------------------------------------------- the audit
 
 
 def audit_site(
@@ -831,3 +453,132 @@ def audit_site(
             f"files: only its downloads and marked figures are checked, not {NOT_RECOMPUTED}"
         )
     return result
+
+
+def audit_report(
+    files: VersionFiles,
+    slug: str,
+    key: Ed25519PublicKey | None,
+    scratch: Path,
+    result: AuditResult,
+) -> dict[str, str] | None:
+    """Check one report's downloads (hashes, signature, derived tables) into ``result``;
+    its recomputed figures, or ``None`` when they cannot be recomputed (said in
+    ``result``)."""
+    where = f"reports/{slug}/{DOWNLOADS}/"
+    sums = files.read(where + SUMS_FILE)
+    if files.read(where + IMPORT_FILE) is not None:
+        result.imported.add(slug)
+    if sums is None and slug in result.imported:
+        result.notes.append(
+            f"reports/{slug}: not checked (an imported report: its downloads carry no "
+            f"{SUMS_FILE}, and its figures are its source tool's)"
+        )
+        return None
+    if sums is None:
+        result.findings.append(Finding(where + SUMS_FILE, "not published: nothing to check"))
+        return None
+    result.hashed.add(slug)
+    signature = files.read(where + SUMS_FILE + SIGNATURE_SUFFIX)
+    if key is not None:
+        problem = signature_problem(sums, signature, key, SUMS_FILE + SIGNATURE_SUFFIX)
+        if problem:
+            result.findings.append(Finding(where + SUMS_FILE, problem))
+    else:
+        result.notes.append(
+            f"{where}{SUMS_FILE}: the version publishes no signing key; the checksums are "
+            "checked, not who published them"
+        )
+    downloads = {name: files.read(where + name) for name in sums_names(sums)}
+    result.findings += checksum_findings(where, sums, downloads)
+    result.files += sum(data is not None for data in downloads.values())
+    own = {SUMS_FILE: sums, SUMS_FILE + SIGNATURE_SUFFIX: signature}
+    result.checked |= {
+        files.location(where + name): hashlib.sha256(data).hexdigest()
+        for name, data in (downloads | own).items()
+        if data is not None
+    }
+    if slug in result.imported:
+        result.notes.append(
+            f"reports/{slug}: its downloads checked against {SUMS_FILE}, its figures not "
+            "recomputed (an imported report: they are its source tool's)"
+        )
+        return None
+    return recomputed_figures(where, slug, downloads, scratch, result)
+
+
+def recomputed_figures(
+    where: str,
+    slug: str,
+    downloads: dict[str, bytes | None],
+    scratch: Path,
+    result: AuditResult,
+) -> dict[str, str] | None:
+    """Rebuild a report's campaign from its own downloads (``where``) and compare each
+    derived download with its recomputed bytes into ``result``; the recomputed figures, or
+    ``None`` when the campaign cannot be rebuilt (said in ``result``)."""
+    own_files = {name: data for name in OWN_FILES if (data := downloads.get(name)) is not None}
+    if len(own_files) < len(OWN_FILES):
+        result.notes.append(
+            f"reports/{slug}: not recomputed (its downloads are not a measured campaign's "
+            f"{', '.join(OWN_FILES)})"
+        )
+        return None
+    try:
+        manifest = read_published_manifest(own_files["manifest.json"], where + "manifest.json")
+        result.published_manifests += isinstance(manifest, PublishedManifest)
+        report = recompute_report(own_files, manifest.campaign_id, scratch)
+    except SitegenError as exc:
+        result.findings.append(Finding(where, f"cannot rebuild the campaign: {exc}"))
+        return None
+    recomputed = {
+        file.name: file
+        for file in make_downloads(report, scratch / "recomputed")
+        if file.name.endswith(RECOMPUTED_KINDS)
+    }
+    for name in sorted(set(recomputed) | {n for n in downloads if n.endswith(RECOMPUTED_KINDS)}):
+        published = downloads.get(name)
+        if name not in recomputed:
+            result.findings.append(Finding(where + name, "published but not recomputed"))
+        elif published is None:
+            result.findings.append(Finding(where + name, "recomputed but not published"))
+        else:
+            result.tables += 1
+            result.findings += table_findings(
+                where + name, published, recomputed[name].read_bytes()
+            )
+    return report_figures(report)
+
+
+def link_findings(
+    files: VersionFiles, pages: dict[str, PageMarks], checked: dict[str, str], reports: set[str]
+) -> list[Finding]:
+    """Each download link of a page of ``reports`` that does not reach a file whose
+    SHA-256 was checked: a link to another copy is fetched, and must hold those bytes. A
+    download link: one to a version file under a report's ``downloads/``, or to an object
+    the version's map does not list named like a checked download."""
+    findings = []
+    digests = set(checked.values())
+    names = {posixpath.basename(path) for path in checked}
+    for page, parsed in pages.items():
+        if report_of(page) not in reports:
+            continue
+        for link in parsed.links:
+            path = resolve(page, link, files.label)
+            if path is None or path in checked:
+                continue
+            known = files.version_path(path)
+            unlisted_object = known is None and path.startswith(f"{OBJECTS_DIR}/")
+            if not (
+                (known is not None and f"/{DOWNLOADS}/" in f"/{known}")
+                or (unlisted_object and posixpath.basename(path) in names)
+            ):
+                continue
+            data = files.site.read(path)
+            if data is None or hashlib.sha256(data).hexdigest() not in digests:
+                findings.append(
+                    Finding(page, f"links {path}, which is not a file {SUMS_FILE} lists")
+                )
+            else:
+                checked[path] = hashlib.sha256(data).hexdigest()
+    return findings

@@ -1,10 +1,16 @@
-"""``sitegen build``: records → validation → statistics → pages → a new archived version.
+"""``sitegen build``: the records published as a new archived version of the site, in
+stages one can point at:
 
-Every stage before ``publish`` works in memory; the site is written only when every
-campaign has been read and validated and every page rendered and checked, and it
-replaces the previous site in one atomic step, so a failed or killed build leaves the
-previous site as it was (see ``publish.release``). A build whose inputs (records, plans, content,
-theme, sitegen and renderer versions, label) are those of the site in place does nothing.
+read (``read_data``) → validate (``validate_data``) → redact (``redact_campaigns``) →
+summarize (``summarize_campaigns``) → render (``render_pages``) → publish (``publish``).
+
+``build_site`` runs them all; ``render_site`` the five before publishing (``sitegen check``
+is exactly it). Every stage before ``publish`` works in memory; the site is written only
+when every campaign has been read and validated and every page rendered and checked, and
+it replaces the previous site in one atomic step, so a failed or killed build leaves the
+previous site as it was (see ``publish.release``). A build whose inputs (records, plans,
+content, theme, sitegen and renderer versions, label) are those of the site in place does
+nothing.
 """
 
 from __future__ import annotations
@@ -13,14 +19,14 @@ import gc
 import os
 import shutil
 import tempfile
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from itertools import chain
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
 from sitegen.core.errors import DataError, Issue, LockedError, one_line, pydantic_issues
@@ -136,185 +142,26 @@ class Publication:
     """Every campaign the site leaves out, with why: the changelog lists them."""
 
 
-def render_site(
-    data_dir: Path,
-    project_dir: Path,
-    skip: Collection[str] | Mapping[str, str] = (),
-    signer: Signer | None = None,
-) -> RenderedSite:
-    """Read → validate → compute → render → check every page; raises ``DataError``
-    listing every problem. Writes nothing (``sitegen check`` is exactly this). ``skip``:
-    campaign directories left out (``--skip``), each with its reason (names alone are
-    refused: the site lists every campaign left out with why, ``records.left_out``).
-    ``signer``: signs each report's ``SHA256SUMS`` (the build's; a check signs nothing).
-    When the project declares a key, every campaign's manifest must be signed with it
-    (C-SIGNED)."""
-    require_project(project_dir)
-    key = project_key(project_dir)
-    refuse_campaigns_being_measured(data_dir, skip)
-    # Read: measured and imported campaigns alike, each verified against its manifest.
-    campaigns, issues = read_campaigns(data_dir, skip)
-    left_out, left_out_issues = left_out_campaigns(data_dir, skip)
-    issues += left_out_issues + left_out_figure_issues(left_out)
-    issues += report_address_collisions(campaigns)
-    if key is not None:
-        for campaign in campaigns:
-            issues += signature_issues(campaign.directory / MANIFEST_FILE, key)
-    # Validate: every campaign by the checks of its kind, then the project's own files.
-    issues += validate_campaigns(campaigns)
-    issues += check_project(project_dir)
-    if not campaigns and not issues:
-        issues.append(
-            Issue(
-                str(data_dir),
-                "every campaign is left out (publish: false in its annotations.yaml, or --skip)",
-                "data",
-            )
-        )
-    if issues:
-        raise DataError(issues)
-    settings = read_site_settings(project_dir)
-    # Redact, once, before anything is computed: every page and download sees only labels.
-    redactor = Redactor(settings.redact)
-    campaigns = [redact(campaign, redactor) for campaign in campaigns]
-    catalogs = load_catalogs(project_dir, settings.title)
-    # Summarize: each campaign's statistics, computed before any page is rendered.
-    summaries = [summarize(campaign) for campaign in campaigns]
-    imported = [s for s in summaries if s.campaign.imported]
-    reports = [
-        replace(
-            report,
-            left_out=tuple(e for e in left_out if e.plan_name == report.campaign.plan.name),
-        )
-        for report in summaries
-        if not report.campaign.imported
-    ]
-    if key is not None:
-        reports = [
-            replace(
-                report,
-                signing_key=fingerprint(key),
-                signed_at=signed_at(report.campaign.directory / MANIFEST_FILE),
-            )
-            for report in reports
-        ]
-    if sum(len(c) for c in campaigns) >= COLLECT_FROM_RECORDS:
-        # Computing the statistics leaves garbage, some of it in reference cycles: freed
-        # and given back before the pages are rendered (some 200 MB at 400,000 records).
-        gc.collect()
-        release_freed_memory()
-    comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports, imported)
-    remove_abandoned_scratch()
-    scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
-    docs = render_docs(
-        reports,
-        catalogs,
-        project_dir,
-        Path(scratch.name),
-        comparisons,
-        imported,
-        signer,
-    )
-    return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported, tuple(left_out))
+@dataclass(frozen=True)
+class DataRead:
+    """What the read stage found: every campaign to publish (measured and imported, each
+    verified against its manifest), every campaign left out with why, and the problems met
+    reading them, which validation reports with its own."""
+
+    campaigns: list[AnyCampaign]
+    left_out: tuple[LeftOut, ...]
+    issues: list[Issue]
 
 
-COLLECT_FROM_RECORDS = 10_000
-"""From this many records on, a build collects the garbage of its statistics before it
-renders, and of its pages before it publishes: that lowers its peak of memory (some 200 MB
-at 400,000 records). Below, there is little to free, and a full collection costs a small
-build a seventh of its time (more in a process that holds much else, as the tests do)."""
+@dataclass(frozen=True)
+class Summaries:
+    """What the summarize stage computed: each measured campaign's report (with the
+    campaigns of its plan left out and, in a signed project, its key) and each imported
+    campaign's."""
 
-
-SCRATCH_PREFIX = "sitegen-build-"
-"""Scratch folders in the system's temporary directory: ``sitegen-build-<pid>-<random>``."""
-
-
-def remove_abandoned_scratch() -> None:
-    """Remove the scratch folders of builds whose process is gone (killed builds cannot
-    clean up after themselves)."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
-        pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
-def report_address_collisions(campaigns: list[AnyCampaign]) -> list[Issue]:
-    """Two published campaigns of plans with the same name would share one report address
-    (``reports/<plan name>/``), as would an imported campaign named like a plan: one
-    issue naming both for each such pair."""
-    first_by_name: dict[str, AnyCampaign] = {}
-    issues = []
-    for campaign in campaigns:
-        name = campaign.report_name
-        earlier = first_by_name.setdefault(name, campaign)
-        if earlier is not campaign:
-            issues.append(
-                Issue(
-                    str(campaign.directory),
-                    f"its report is named '{name}', like {earlier.directory.name}'s: "
-                    f"both would be reports/{name}/; publish one (publish: false with an "
-                    "unpublished_reason in the other's annotations.yaml, which the site "
-                    "lists with it) or give the plans distinct names",
-                    "data",
-                )
-            )
-    return issues
-
-
-def refuse_campaigns_being_measured(
-    data_dir: Path, skip: Collection[str] | Mapping[str, str] = ()
-) -> None:
-    """``LockedError`` naming the measure that holds a campaign (its pid, command and start):
-    its records grow while it runs, so they would not match the manifest (C-SIGNED's
-    "changed"), though nothing was edited."""
-    for directory in campaign_directories(data_dir):
-        if directory.name not in skip and (holder := lock_holder(directory / LOCK_FILE)):
-            raise LockedError(
-                f"campaign {directory} is being measured by {holder}: wait for that measure "
-                f"to finish, or leave the campaign out (--skip {directory.name}=REASON)"
-            )
-
-
-def read_comparisons(
-    directory: Path, reports: list[Report], imported: list[ImportedReport] = ()
-) -> list[CrossCampaign]:
-    """Every declared comparison of several campaigns (``<id>.yaml``), computed; raises
-    ``DataError`` naming the file and the field of every bad declaration."""
-    comparisons, issues = [], []
-    for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
-        try:
-            spec = ComparisonSpec.model_validate(read_yaml(path))
-        except yaml.YAMLError as exc:
-            issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
-            continue
-        except ValidationError as exc:
-            issues.extend(pydantic_issues(exc, str(path)))
-            continue
-        found, problems = resolve_campaigns(spec, reports, imported)
-        issues += [
-            Issue(f"{path} → {problem.split(':', 1)[0]}", problem.split(": ", 1)[1], "data")
-            for problem in problems
-        ]
-        if problems:
-            continue
-        comparison = make_comparison(spec, found)
-        if comparison.rows or comparison.imported:
-            comparisons.append(comparison)
-        else:
-            issues.append(Issue(str(path), NOTHING_TO_COMPARE, "data"))
-    if issues:
-        raise DataError(issues)
-    return comparisons
+    reports: list[Report]
+    imported: list[ImportedReport]
+    left_out: tuple[LeftOut, ...]
 
 
 def build_site(
@@ -355,16 +202,120 @@ def build_site(
     publication = rendered.publication()
     # The reports' tables are not needed to publish: freed before mkdocs runs.
     del rendered
-    if marker.records >= COLLECT_FROM_RECORDS:
-        # The pages' template contexts hold them in reference cycles, which only a
-        # collection frees.
-        gc.collect()
-        release_freed_memory()
+    # The pages' template contexts hold them in reference cycles, which only a collection
+    # frees.
+    release_garbage(marker.records)
     try:
         outcome = publish(publication, label, data_epoch, marker, project_dir, site_dir, signer)
     finally:
         publication.scratch.cleanup()
     return BuildResult(site_dir, label, outcome, marker.campaigns, marker.records)
+
+
+def render_site(
+    data_dir: Path,
+    project_dir: Path,
+    skip: Collection[str] | Mapping[str, str] = (),
+    signer: Signer | None = None,
+) -> RenderedSite:
+    """The stages before publishing: read → validate → redact → summarize → render, each
+    page checked; raises ``DataError`` listing every problem. Writes nothing (``sitegen
+    check`` is exactly this). ``skip``: campaign directories left out (``--skip``), each
+    with its reason (names alone are refused: the site lists every campaign left out with
+    why, ``records.left_out``). ``signer``: signs each report's ``SHA256SUMS`` (the
+    build's; a check signs nothing). When the project declares a key, every campaign's
+    manifest must be signed with it (C-SIGNED)."""
+    require_project(project_dir)
+    key = project_key(project_dir)
+    data = read_data(data_dir, skip)
+    validate_data(data, data_dir, project_dir, key)
+    settings = read_site_settings(project_dir)
+    catalogs = load_catalogs(project_dir, settings.title)
+    campaigns = redact_campaigns(data.campaigns, Redactor(settings.redact))
+    summaries = summarize_campaigns(campaigns, data.left_out, key)
+    return render_pages(summaries, project_dir, catalogs, signer)
+
+
+def read_data(data_dir: Path, skip: Collection[str] | Mapping[str, str]) -> DataRead:
+    """Read every campaign under ``data_dir`` but those of ``skip``, and those left out;
+    refuses (``LockedError``) while a measure appends to one."""
+    refuse_campaigns_being_measured(data_dir, skip)
+    campaigns, issues = read_campaigns(data_dir, skip)
+    left_out, left_out_issues = left_out_campaigns(data_dir, skip)
+    return DataRead(campaigns, tuple(left_out), issues + left_out_issues)
+
+
+def validate_data(
+    data: DataRead, data_dir: Path, project_dir: Path, key: Ed25519PublicKey | None
+) -> None:
+    """Raise ``DataError`` listing every problem, reading's included: every campaign by the
+    checks of its kind, the reasons campaigns are left out, report addresses two campaigns
+    would share, manifests not signed with the project's ``key`` (when it has one), then the
+    project's own files. A build with nothing left to publish is refused too."""
+    issues = data.issues + left_out_figure_issues(data.left_out)
+    issues += report_address_collisions(data.campaigns)
+    if key is not None:
+        for campaign in data.campaigns:
+            issues += signature_issues(campaign.directory / MANIFEST_FILE, key)
+    issues += validate_campaigns(data.campaigns)
+    issues += check_project(project_dir)
+    if not data.campaigns and not issues:
+        issues.append(
+            Issue(
+                str(data_dir),
+                "every campaign is left out (publish: false in its annotations.yaml, or --skip)",
+                "data",
+            )
+        )
+    if issues:
+        raise DataError(issues)
+
+
+def redact_campaigns(campaigns: list[AnyCampaign], redactor: Redactor) -> list[AnyCampaign]:
+    """Every campaign as published: redacted once, before anything is computed, so every
+    page and download sees only the labels the project chose."""
+    return [redact(campaign, redactor) for campaign in campaigns]
+
+
+def summarize_campaigns(
+    campaigns: list[AnyCampaign], left_out: tuple[LeftOut, ...], key: Ed25519PublicKey | None
+) -> Summaries:
+    """Each campaign's statistics, computed before any page is rendered; a measured
+    campaign's report names the campaigns of its plan left out, and the project's ``key``
+    with when its manifest was signed."""
+    reports, imported = [], []
+    for summary in (summarize(campaign) for campaign in campaigns):
+        if isinstance(summary, ImportedReport):
+            imported.append(summary)
+            continue
+        plan_left_out = tuple(e for e in left_out if e.plan_name == summary.campaign.plan.name)
+        summary = replace(summary, left_out=plan_left_out)
+        if key is not None:
+            signed = signed_at(summary.campaign.directory / MANIFEST_FILE)
+            summary = replace(summary, signing_key=fingerprint(key), signed_at=signed)
+        reports.append(summary)
+    # Computing the statistics leaves garbage, some of it in reference cycles: freed and
+    # given back before the pages are rendered.
+    release_garbage(sum(len(c) for c in campaigns))
+    return Summaries(reports, imported, left_out)
+
+
+def render_pages(
+    summaries: Summaries,
+    project_dir: Path,
+    catalogs: dict[str, Catalog],
+    signer: Signer | None,
+) -> RenderedSite:
+    """Every page of the site, checked, with the comparisons the project declares; the
+    files that grow with the records go to a new scratch directory."""
+    reports, imported = summaries.reports, summaries.imported
+    comparisons = read_comparisons(project_dir / COMPARISONS_DIR, reports, imported)
+    remove_abandoned_scratch()
+    scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    docs = render_docs(
+        reports, catalogs, project_dir, Path(scratch.name), comparisons, imported, signer
+    )
+    return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported, summaries.left_out)
 
 
 def publish(
@@ -403,15 +354,119 @@ def publish(
         return publish_version(build, project_dir, home, published, marker, signer)
 
 
+COLLECT_FROM_RECORDS = 10_000
+"""From this many records on, a build collects the garbage of its statistics before it
+renders, and of its pages before it publishes: that lowers its peak of memory (some 200 MB
+at 400,000 records). Below, there is little to free, and a full collection costs a small
+build a seventh of its time (more in a process that holds much else, as the tests do)."""
+
+
+def release_garbage(records: int) -> None:
+    """From ``COLLECT_FROM_RECORDS`` records on, collect the garbage (reference cycles
+    included) and give the memory freed back to the system."""
+    if records >= COLLECT_FROM_RECORDS:
+        gc.collect()
+        release_freed_memory()
+
+
+def refuse_campaigns_being_measured(
+    data_dir: Path, skip: Collection[str] | Mapping[str, str] = ()
+) -> None:
+    """``LockedError`` naming the measure that holds a campaign (its pid, command and start):
+    its records grow while it runs, so they would not match the manifest (C-SIGNED's
+    "changed"), though nothing was edited."""
+    for directory in campaign_directories(data_dir):
+        if directory.name not in skip and (holder := lock_holder(directory / LOCK_FILE)):
+            raise LockedError(
+                f"campaign {directory} is being measured by {holder}: wait for that measure "
+                f"to finish, or leave the campaign out (--skip {directory.name}=REASON)"
+            )
+
+
+def report_address_collisions(campaigns: list[AnyCampaign]) -> list[Issue]:
+    """Two published campaigns of plans with the same name would share one report address
+    (``reports/<plan name>/``), as would an imported campaign named like a plan: one
+    issue naming both for each such pair."""
+    first_by_name: dict[str, AnyCampaign] = {}
+    issues = []
+    for campaign in campaigns:
+        name = campaign.report_name
+        earlier = first_by_name.setdefault(name, campaign)
+        if earlier is not campaign:
+            issues.append(
+                Issue(
+                    str(campaign.directory),
+                    f"its report is named '{name}', like {earlier.directory.name}'s: "
+                    f"both would be reports/{name}/; publish one (publish: false with an "
+                    "unpublished_reason in the other's annotations.yaml, which the site "
+                    "lists with it) or give the plans distinct names",
+                    "data",
+                )
+            )
+    return issues
+
+
+def read_comparisons(
+    directory: Path, reports: list[Report], imported: list[ImportedReport]
+) -> list[CrossCampaign]:
+    """Every declared comparison of several campaigns (``<id>.yaml``), computed; raises
+    ``DataError`` naming the file and the field of every bad declaration."""
+    comparisons, issues = [], []
+    for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
+        try:
+            spec = ComparisonSpec.model_validate(read_yaml(path))
+        except yaml.YAMLError as exc:
+            issues.append(Issue(str(path), f"not valid YAML: {one_line(exc)}", "data"))
+            continue
+        except ValidationError as exc:
+            issues.extend(pydantic_issues(exc, str(path)))
+            continue
+        found, problems = resolve_campaigns(spec, reports, imported)
+        issues += [
+            Issue(f"{path} → {problem.split(':', 1)[0]}", problem.split(": ", 1)[1], "data")
+            for problem in problems
+        ]
+        if problems:
+            continue
+        comparison = make_comparison(spec, found)
+        if comparison.rows or comparison.imported:
+            comparisons.append(comparison)
+        else:
+            issues.append(Issue(str(path), NOTHING_TO_COMPARE, "data"))
+    if issues:
+        raise DataError(issues)
+    return comparisons
+
+
+SCRATCH_PREFIX = "sitegen-build-"
+"""Scratch folders in the system's temporary directory: ``sitegen-build-<pid>-<random>``."""
+
+
+def remove_abandoned_scratch() -> None:
+    """Remove the scratch folders of builds whose process is gone (killed builds cannot
+    clean up after themselves)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name.removeprefix(SCRATCH_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def latest_record_time(
-    reports: list[Report], imported: list[ImportedReport] = ()
+    reports: Sequence[Report], imported: Sequence[ImportedReport] = ()
 ) -> tuple[int, str]:
     """Start of the latest record as Unix seconds and as its UTC date (the default label);
     an imported campaign counts by when it was imported (its sources' times may be absent)."""
-    starts = (
-        start
-        for report in chain(reports, imported)
-        if (start := report.campaign.latest_time) is not None
-    )
+    campaigns = [report.campaign for report in reports] + [i.campaign for i in imported]
+    starts = [start for campaign in campaigns if (start := campaign.latest_time) is not None]
     latest = max(starts, default=datetime.fromtimestamp(0, UTC))
     return int(latest.timestamp()), latest.astimezone(UTC).date().isoformat()
