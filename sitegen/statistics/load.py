@@ -24,6 +24,7 @@ Each run's statistics use the latest attempt of each of its requests.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -207,8 +208,7 @@ def mark_saturation(table: pd.DataFrame) -> pd.DataFrame:
             limit = (1 - SATURATION_SHORTFALL) * row["offered_rate"]
             if not pd.isna(throughput) and throughput < limit:
                 reasons.append("throughput")
-            slow = reference and not pd.isna(median)
-            if slow and median > SATURATION_LATENCY_FACTOR * reference:
+            if reference and not pd.isna(median) and median > SATURATION_LATENCY_FACTOR * reference:
                 reasons.append("latency")
             if reasons:
                 table.at[index, "saturated"] = True
@@ -233,7 +233,9 @@ class SaturationPoint:
 def saturation_points(table: pd.DataFrame) -> list[SaturationPoint]:
     """Per condition × input of a load table, its saturation point."""
     points = []
-    for (condition_id, input_id), group in table.groupby(["condition_id", "input_id"], sort=False):
+    for key, group in table.groupby(["condition_id", "input_id"], sort=False):
+        # Grouped by two columns of ids: each key is a (condition, input) pair of strings.
+        condition_id, input_id = cast(tuple[str, str], key)
         hit = group[group["saturation_point"]]
         points.append(
             SaturationPoint(

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import get_args
 
 import pandas as pd
 
@@ -25,7 +26,7 @@ from sitegen.records.campaign import Campaign
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.records.table import prompt_sha256
 
-SETUP_FIELDS: tuple[str, ...] = SetupField.__args__
+SETUP_FIELDS: tuple[str, ...] = get_args(SetupField)
 """Every field compared, in display order."""
 
 NO_GPU = "no GPU"
