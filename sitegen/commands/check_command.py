@@ -13,7 +13,8 @@ def check(args: argparse.Namespace) -> int:
     """Render the site of ``--data`` and ``--project`` in memory and say what passed, each
     warning and each campaign left out; ``EXIT_ERROR`` on a warning under ``--strict``."""
     from sitegen.commands.build import render_site
-    from sitegen.statistics.summary_warnings import site_warnings
+    from sitegen.statistics.summary_warnings import summary_warnings
+    from sitegen.validation.warnings import project_warnings
 
     project = args.project.resolve()
     checked = render_site(args.data, project, args.skip)
@@ -23,7 +24,7 @@ def check(args: argparse.Namespace) -> int:
         f"ok: {len(checked.reports)} campaign(s), {checked.records} records, {pages} pages "
         "pass validation and the caveat rules (nothing written)"
     )
-    warnings = site_warnings(project, checked.reports, checked.comparisons)
+    warnings = project_warnings(project) + summary_warnings(checked.reports, checked.comparisons)
     for issue in warnings:
         print(f"warning: {issue}")
     # Listed on the changelog and the method pages: said here too.

@@ -1,28 +1,23 @@
 """The statistics stage's warnings: what a computed summary or comparison shows correctly,
-but rarely as its author meant (``validation.warnings`` has the project's). Each is an
-``Issue`` of severity ``warning``; ``sitegen check`` prints them and ``--strict`` fails on
-them. ``site_warnings`` gathers both stages' for a rendered site."""
+but rarely as its author meant (``validation.warnings`` has the project's; ``sitegen
+check`` gathers both). Each is an ``Issue`` of severity ``warning``; ``sitegen check``
+prints them and ``--strict`` fails on them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.core.errors import Issue
-from sitegen.validation.warnings import project_warnings, warning
 
 if TYPE_CHECKING:
     from sitegen.statistics.comparison import CrossCampaign
     from sitegen.statistics.report import Report
 
 
-def site_warnings(
-    project_dir: Path, reports: Sequence[Report], comparisons: Sequence[CrossCampaign]
-) -> list[Issue]:
-    """Every warning of a rendered site: the project's key and palette, each report's
-    summary, registration and observations, each comparison's rows."""
-    return project_warnings(project_dir) + summary_warnings(reports, comparisons)
+def warning(location: str, message: str, topic: str) -> Issue:
+    """An ``Issue`` of severity ``warning`` about ``location``."""
+    return Issue(location, message, topic, "warning")
 
 
 def summary_warnings(
