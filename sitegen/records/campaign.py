@@ -271,23 +271,10 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
             )
         )
         return None
-    plan_path = directory / PLAN_FILE
-    try:
-        plan_bytes = plan_path.read_bytes()
-        plan = Plan.model_validate_json(plan_bytes)
-    except FileNotFoundError:
-        issues.append(
-            Issue(
-                str(plan_path),
-                "missing plan file; copy the campaign again from the host that measured it, "
-                + leave_out,
-                "data",
-            )
-        )
+    read_plan = _read_plan(directory / PLAN_FILE, leave_out, issues)
+    if read_plan is None:
         return None
-    except ValidationError as exc:
-        issues.extend(pydantic_issues(exc, str(plan_path)))
-        return None
+    plan, plan_bytes = read_plan
     # The registered plan is the file's bytes: its hash stays valid when the plan model
     # later gains optional fields.
     expected_hash = hashlib.sha256(plan_bytes).hexdigest()
@@ -314,16 +301,7 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
     table, records_file = _read_records(directory / RECORDS_FILE, record_issues)
     unreadable = [issue for issue in record_issues if issue.rule == UNREADABLE]
     if unreadable:
-        first = unreadable[0]
-        more = f" (and {len(unreadable) - 1} more such line(s))" if len(unreadable) > 1 else ""
-        issues.append(
-            Issue(
-                first.location,
-                f"{first.message}{more}; repair {RECORDS_FILE} from a copy on the host that "
-                f"measured it (check it with 'sitegen verify'), {leave_out}",
-                "data",
-            )
-        )
+        issues.append(_unreadable_records(unreadable, leave_out))
         return None
     issues.extend(record_issues)
     annotations = read_annotations(directory / ANNOTATIONS_FILE, issues)
@@ -336,6 +314,39 @@ def read_campaign(directory: Path, issues: list[Issue]) -> Campaign | None:
         _manifest_registration(manifest, directory / MANIFEST_FILE, issues),
         records_file,
         published_as,
+    )
+
+
+def _read_plan(path: Path, leave_out: str, issues: list[Issue]) -> tuple[Plan, bytes] | None:
+    """A campaign's plan and the file's bytes (what its hash is taken of); ``None``, with
+    the issue, when it is missing or not a plan."""
+    try:
+        plan_bytes = path.read_bytes()
+        return Plan.model_validate_json(plan_bytes), plan_bytes
+    except FileNotFoundError:
+        issues.append(
+            Issue(
+                str(path),
+                "missing plan file; copy the campaign again from the host that measured it, "
+                + leave_out,
+                "data",
+            )
+        )
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, str(path)))
+    return None
+
+
+def _unreadable_records(unreadable: list[Issue], leave_out: str) -> Issue:
+    """One issue for the lines of ``records.jsonl`` that are not JSON objects: the first,
+    how many more, and the cure."""
+    first = unreadable[0]
+    more = f" (and {len(unreadable) - 1} more such line(s))" if len(unreadable) > 1 else ""
+    return Issue(
+        first.location,
+        f"{first.message}{more}; repair {RECORDS_FILE} from a copy on the host that "
+        f"measured it (check it with 'sitegen verify'), {leave_out}",
+        "data",
     )
 
 

@@ -21,7 +21,7 @@ from sitegen.measure import run_campaign
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.plan_file import campaign_id, canonical_plan_json
 from sitegen.plan.plan_models import ConditionSpec, Plan
-from sitegen.records import store
+from sitegen.records import manifest_writer, reopen, store
 from sitegen.records.campaign import parse_records, read_campaign, read_campaigns
 from sitegen.records.layout import ENGINE_LOG
 from sitegen.records.registrations import find_campaign
@@ -496,7 +496,7 @@ def test_manifest_that_cannot_be_written_is_one_line(
     def no_space(path, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(store, "write_atomic", no_space)
+    monkeypatch.setattr(manifest_writer, "write_atomic", no_space)
     assert _measure(plan_file, tmp_path) == 2
     assert _error(capsys) == (
         f"cannot write the manifest {directory / 'manifest.json'}: No space left on device"
@@ -515,7 +515,7 @@ def test_a_measure_stopped_before_its_plan_leaves_no_directory(
     def stopped(path, data):
         raise stop
 
-    monkeypatch.setattr(store, "write_atomic", stopped)
+    monkeypatch.setattr(reopen, "write_atomic", stopped)
     assert _measure(plan_file, tmp_path) == code
     assert not _directory(tmp_path, plan).exists()
     monkeypatch.undo()
