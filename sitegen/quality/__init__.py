@@ -1,5 +1,6 @@
 """Quality measurement: problem suites, document tasks and objective scoring."""
 
+from sitegen.quality.answers import AnswerSpec
 from sitegen.quality.documents import DocumentTask, compose_document_prompt, generate_document_task
 from sitegen.quality.scoring import DocumentScore, ItemScore, Score, score_answer, score_document
 from sitegen.quality.suites import (
@@ -8,7 +9,6 @@ from sitegen.quality.suites import (
     EASY_DOMAIN,
     EASY_TEMPLATES,
     TEMPLATES,
-    AnswerSpec,
     Domain,
     Problem,
     Suite,

@@ -14,14 +14,14 @@ import datetime as dt
 import random
 
 from sitegen.core.strict_model import StrictModel
-from sitegen.quality.suites import (
+from sitegen.quality.answers import (
     UNKNOWN,
     AnswerSpec,
-    canonical_sha256,
     choice_answer,
     integer_answer,
     value_type_label,
 )
+from sitegen.quality.suites import canonical_sha256
 
 DOCUMENT_GENERATOR_VERSION = "1"
 DEPARTMENTS = ("営業部", "経理部", "物流部", "サポート部", "開発部", "人事部")

@@ -14,8 +14,8 @@ from decimal import Decimal
 from typing import Any, Literal, cast
 
 from sitegen.core.strict_model import StrictModel
+from sitegen.quality.answers import AnswerSpec
 from sitegen.quality.documents import DocumentTask
-from sitegen.quality.suites import AnswerSpec
 
 Finish = Literal["stop", "length", "error"]
 Outcome = Literal["correct", "wrong", "format_error", "truncated", "not_reached", "error"]

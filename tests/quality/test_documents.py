@@ -5,6 +5,7 @@ import json
 import pytest
 
 from sitegen.core.strict_model import field_docstrings
+from sitegen.quality.answers import UNKNOWN
 from sitegen.quality.documents import (
     CAUSE_CHOICES,
     BusinessRecord,
@@ -12,7 +13,6 @@ from sitegen.quality.documents import (
     compose_document_prompt,
     generate_document_task,
 )
-from sitegen.quality.suites import UNKNOWN
 
 
 @pytest.mark.parametrize("model", [BusinessRecord, DocumentTask])

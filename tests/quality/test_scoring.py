@@ -6,6 +6,13 @@ from fractions import Fraction
 import pytest
 
 from sitegen.core.strict_model import field_docstrings
+from sitegen.quality.answers import (
+    EVIDENCE_CHOICES,
+    boolean_answer,
+    choice_answer,
+    decimal_answer,
+    integer_answer,
+)
 from sitegen.quality.documents import generate_document_task
 from sitegen.quality.scoring import (
     DocumentScore,
@@ -14,13 +21,6 @@ from sitegen.quality.scoring import (
     extract_last_json_object,
     score_answer,
     score_document,
-)
-from sitegen.quality.suites import (
-    EVIDENCE_CHOICES,
-    boolean_answer,
-    choice_answer,
-    decimal_answer,
-    integer_answer,
 )
 
 INTEGER = integer_answer(12)

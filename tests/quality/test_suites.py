@@ -10,20 +10,17 @@ import pytest
 from pydantic import ValidationError
 
 from sitegen.core.strict_model import field_docstrings
+from sitegen.quality.answers import EVIDENCE_CHOICES, UNKNOWN, AnswerSpec, round_half_up
 from sitegen.quality.suites import (
     DOMAINS,
-    EVIDENCE_CHOICES,
     GENERATOR_VERSION,
     TEMPLATES,
-    UNKNOWN,
-    AnswerSpec,
     Domain,
     Problem,
     Suite,
     TemplateInfo,
     canonical_sha256,
     generate_suite,
-    round_half_up,
 )
 
 
