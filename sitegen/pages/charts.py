@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -268,20 +269,7 @@ def sweep_chart(
                 legendgroup=line["name"],
                 line={"color": color, "width": 2},
                 marker={"color": color, "size": 10, "symbol": "diamond"},
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [
-                        None if e is None else e[1] - y
-                        for e, y in zip(error, line["y"], strict=True)
-                    ],
-                    "arrayminus": [
-                        None if e is None else y - e[0]
-                        for e, y in zip(error, line["y"], strict=True)
-                    ],
-                }
-                if error
-                else None,
+                error_y=_error_bars(error, line["y"]) if error else None,
                 hovertemplate=f"{line['name']}<br>{hover('y')}<extra></extra>",
             )
         )
@@ -308,6 +296,19 @@ def sweep_chart(
         tickvals=ticks,
         ticktext=[catalog.t("sweep.off") if x == 0 else str(x) for x in ticks],
     )
+
+
+def _error_bars(intervals: list[list[float] | None], values: list[float]) -> dict:
+    """Plotly's asymmetric error bars of ``values`` from their intervals (``[low, high]``;
+    ``None``: no bar)."""
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": [None if e is None else e[1] - y for e, y in zip(intervals, values, strict=True)],
+        "arrayminus": [
+            None if e is None else y - e[0] for e, y in zip(intervals, values, strict=True)
+        ],
+    }
 
 
 def pareto_chart(lines: list[dict], front: dict, catalog: Catalog) -> dict:
@@ -356,7 +357,7 @@ def load_chart(
     lines: list[dict],
     y_title: str,
     catalog: Catalog,
-    saturation: list[dict] = (),
+    saturation: Sequence[dict] = (),
     diagonal: list[float] | None = None,
 ) -> dict:
     """A figure against the offered rate (requests/s): one line per series (``{"name",

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -82,10 +83,14 @@ class DownloadFile:
     @property
     def content(self) -> bytes | Path:
         """What the site writes: the bytes, or the scratch file to copy."""
-        return self.data if self.data is not None else self.path
+        content = self.data if self.data is not None else self.path
+        if content is None:
+            raise ValueError(f"the download {self.name} has neither bytes nor a file")
+        return content
 
     def read_bytes(self) -> bytes:
-        return self.data if self.data is not None else self.path.read_bytes()
+        content = self.content
+        return content.read_bytes() if isinstance(content, Path) else content
 
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -124,7 +129,7 @@ def _first_visible(text: str) -> str:
     return next((c for c in folded if not (c.isspace() or unicodedata.category(c) == "Cf")), "")
 
 
-def _is_text(dtype: object) -> bool:
+def _is_text(dtype: np.dtype | pd.api.extensions.ExtensionDtype) -> bool:
     if isinstance(dtype, pd.CategoricalDtype):
         return _is_text(dtype.categories.dtype)
     return pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)
@@ -398,7 +403,7 @@ def write_answer_shards(report: Report, scratch: Path) -> list[Path]:
     # The columns first, then the order: sorting the whole table would copy every column.
     rows = campaign.rows[list(columns)].sort_values("order_index", kind="stable")
     scratch.mkdir(parents=True, exist_ok=True)
-    shards = []
+    shards: list[Path] = []
     for chunk_start in range(0, len(rows), SHARD_CHUNK_ROWS):
         # Python values (None for missing) a chunk at a time, not for every record at once.
         chunk = rows.iloc[chunk_start : chunk_start + SHARD_CHUNK_ROWS]

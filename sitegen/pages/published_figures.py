@@ -86,7 +86,8 @@ def report_figures(report: Report) -> dict[str, str]:
         for column, shown in SPEED_COLUMNS.items():
             figures[f"{key}/{column}"] = shown(row.get(column))
     for comparison in report.comparisons:
-        if comparison.ratio is None:
+        # A ratio is given only with its interval (``Comparison.ratio``).
+        if comparison.ratio is None or comparison.ratio_interval is None:
             continue
         key = f"ratio/{comparison.baseline}/{comparison.treatment}/{comparison.input_id}"
         low, high = comparison.ratio_interval

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from pathlib import Path
 
@@ -153,129 +153,171 @@ doubled the CPU time of small builds in a process holding much else (the test su
 
 
 def render_docs(
-    reports: list[Report],
+    reports: Sequence[Report],
     catalogs: dict[str, Catalog],
     project_dir: Path,
     scratch: Path,
-    comparisons: list[CrossCampaign] = (),
-    imported: list[ImportedReport] = (),
+    comparisons: Sequence[CrossCampaign] = (),
+    imported: Sequence[ImportedReport] = (),
     signer: Signer | None = None,
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
     the records are written into ``scratch``; ``signer`` signs each report's
     ``SHA256SUMS``."""
-    refuse_symlinks(project_dir / "content")
-    sources = load_sources(project_dir / "content")
+    content_dir = project_dir / "content"
+    refuse_symlinks(content_dir)
+    sources = load_sources(content_dir)
     content = content_environment(content_search_path(project_dir))
     partials = html_environment(str(packaged_theme() / "partials"))
-    docs: Docs = {}
-    issues: list[Issue] = []
     records = sum(len(report.campaign) for report in reports)
-    collect_each_page = records >= COLLECT_EACH_PAGE_RECORDS
-
-    def render(template_name: str, ctx: PageContext) -> str | None:
-        text, found = render_page(content, template_name, directive_functions(ctx))
-        issues.extend(found)
-        if collect_each_page:
-            # A page's template context and directives are garbage in reference cycles
-            # that hold what the page computed: freed page by page, not left to pile up
-            # (70 MB at 400,000 records, the build's peak of memory).
-            gc.collect()
-            release_freed_memory()
-        return text
-
-    def render_to(path: str, template_name: str, ctx: PageContext) -> None:
-        ctx = replace(ctx, extra_files={})
-        text = render(template_name, ctx)
-        if text is not None:
-            docs[path] = text.encode("utf-8")
-            docs.update(ctx.extra_files)
-
-    issues.extend(check_content_languages(project_dir / "content"))
+    issues = check_content_languages(content_dir)
     with ForkedCall(
         partial(_write_reports_files, reports, scratch, signer),
         fork=records < WRITE_BESIDE_BELOW_RECORDS,
         name="the process writing the downloads",
     ) as writing:
         report_files = cache(writing.result)
-        imported_downloads = {
-            report.slug: make_imported_downloads(report, signer) for report in imported
-        }
-        quoted: dict[tuple[str, str], list[Quote]] = {}
-        # What every page shares (the figures as printed, once a report for the pages of
-        # both languages); each page's context replaces what differs.
-        site = PageContext(partials, catalogs[LANGUAGES[0]], reports=reports, sources=sources)
-
-        def render_report_page(report: Report, page: str, lang: str) -> None:
-            ctx = replace(
-                site,
-                catalog=catalogs[lang],
-                report=report,
-                downloads=lambda: report_files()[report.slug].downloads,
-                site_root=_site_root(page, lang),
-                report_pages=report_pages(report),
-                quoted=quoted.setdefault((lang, report.slug), []),
-                page=page,
-            )
-            render_to(
-                f"reports/{report.slug}/{page_name(page, lang)}", f"{lang}/report/{page}.md", ctx
-            )
-
+        pages = _PageRenderer(
+            content,
+            # What every page shares (the figures as printed, once a report for the pages
+            # of both languages); each page's context replaces what differs.
+            PageContext(partials, catalogs[LANGUAGES[0]], reports=reports, sources=sources),
+            catalogs,
+            report_files,
+            {report.slug: make_imported_downloads(report, signer) for report in imported},
+            collect_each_page=records >= COLLECT_EACH_PAGE_RECORDS,
+            issues=issues,
+        )
         for lang in LANGUAGES:
-            home = replace(site, catalog=catalogs[lang], imported_reports=imported)
-            render_to(page_name("index", lang), f"{lang}/index.md", home)
-            render_to(
-                overview_page(lang),
-                f"{lang}/{OVERVIEW_TEMPLATE}",
-                replace(home, site_root=_overview_root(lang), language_home="../"),
-            )
-            for comparison in comparisons:
-                ctx = replace(
-                    site,
-                    catalog=catalogs[lang],
-                    site_root=_comparison_root(lang),
-                    comparison=comparison,
-                )
-                render_to(comparison_page(comparison, lang), f"{lang}/{COMPARISON_TEMPLATE}", ctx)
-            for report in reports:
-                for page in report_pages(report):
-                    if page not in RENDERED_LAST:
-                        render_report_page(report, page, lang)
-            for report in imported:
-                ctx = replace(
-                    site,
-                    catalog=catalogs[lang],
-                    downloads=imported_downloads[report.slug],
-                    site_root=_site_root("index", lang),
-                    imported=report,
-                )
-                render_to(imported_page(report, lang), f"{lang}/{IMPORTED_TEMPLATE}", ctx)
+            pages.render_language(lang, comparisons, imported)
         # The pages that list the downloads wait for them (the other pages of both
         # languages were rendered while they were written); the method page lists every
         # literal of its report's pages, so it comes after them all.
-        for lang in LANGUAGES:
-            for report in reports:
-                for page in RENDERED_LAST:
-                    if page in report_pages(report):
-                        render_report_page(report, page, lang)
-        issues.extend(check_rendered(docs, reports, comparisons, imported))
+        pages.render_last_pages()
+        issues.extend(check_rendered(pages.docs, reports, comparisons, imported))
         if issues:
             raise DataError(issues)
-        for report in reports:
-            files = report_files()[report.slug]
-            for file in files.downloads:
-                docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
-            for index, shard in enumerate(files.answer_shards):
-                docs[f"reports/{report.slug}/answers/{index}.json"] = shard
-    for report in imported:
-        for file in imported_downloads[report.slug]:
-            docs[f"reports/{report.slug}/downloads/{file.name}"] = file.content
+        docs = pages.docs
+        docs.update(_report_files_docs(report_files()))
+    for slug, downloads in pages.imported_downloads.items():
+        docs.update(_downloads_docs(slug, downloads))
     for name, data in schema_files().items():
         docs[f"schema/{name}"] = data
     key = project_key(project_dir)
     if key is not None:
         docs[PUBLIC_KEY_FILE] = public_key_line(key).encode()
     return docs
+
+
+@dataclass
+class _PageRenderer:
+    """Renders the pages of one build into ``docs``, gathering the issues of each: every
+    page's context is ``site`` (what the pages share) with what differs replaced."""
+
+    content: jinja2.Environment
+    """The content pages' environment (``content_environment``)."""
+    site: PageContext
+    catalogs: dict[str, Catalog]
+    report_files: Callable[[], dict[str, ReportFiles]]
+    """Every report's downloads by folder name (waiting for them while they are written)."""
+    imported_downloads: dict[str, list[DownloadFile]]
+    """Every imported campaign's downloads by folder name."""
+    collect_each_page: bool
+    """Whether each page's garbage is collected once it is rendered
+    (``COLLECT_EACH_PAGE_RECORDS``)."""
+    issues: list[Issue]
+    docs: Docs = field(default_factory=dict)
+    quoted: dict[tuple[str, str], list[Quote]] = field(default_factory=dict)
+    """The literals of each report's pages by language and report folder name (a report's
+    method page lists them)."""
+
+    def render_language(
+        self,
+        lang: str,
+        comparisons: Sequence[CrossCampaign],
+        imported: Sequence[ImportedReport],
+    ) -> None:
+        """Every page in ``lang`` but the report pages rendered last (``RENDERED_LAST``)."""
+        catalog = self.catalogs[lang]
+        home = replace(self.site, catalog=catalog, imported_reports=imported)
+        self.render_to(page_name("index", lang), f"{lang}/index.md", home)
+        self.render_to(
+            overview_page(lang),
+            f"{lang}/{OVERVIEW_TEMPLATE}",
+            replace(home, site_root=_overview_root(lang), language_home="../"),
+        )
+        for comparison in comparisons:
+            ctx = replace(
+                self.site, catalog=catalog, site_root=_comparison_root(lang), comparison=comparison
+            )
+            self.render_to(comparison_page(comparison, lang), f"{lang}/{COMPARISON_TEMPLATE}", ctx)
+        for report in self.site.reports:
+            for page in report_pages(report):
+                if page not in RENDERED_LAST:
+                    self.render_report_page(report, page, lang)
+        for imported_report in imported:
+            ctx = replace(
+                self.site,
+                catalog=catalog,
+                downloads=self.imported_downloads[imported_report.slug],
+                site_root=_site_root("index", lang),
+                imported=imported_report,
+            )
+            self.render_to(imported_page(imported_report, lang), f"{lang}/{IMPORTED_TEMPLATE}", ctx)
+
+    def render_last_pages(self) -> None:
+        """The report pages of every language rendered last (``RENDERED_LAST``)."""
+        for lang in LANGUAGES:
+            for report in self.site.reports:
+                for page in RENDERED_LAST:
+                    if page in report_pages(report):
+                        self.render_report_page(report, page, lang)
+
+    def render_report_page(self, report: Report, page: str, lang: str) -> None:
+        ctx = replace(
+            self.site,
+            catalog=self.catalogs[lang],
+            report=report,
+            downloads=lambda: self.report_files()[report.slug].downloads,
+            site_root=_site_root(page, lang),
+            report_pages=report_pages(report),
+            quoted=self.quoted.setdefault((lang, report.slug), []),
+            page=page,
+        )
+        self.render_to(
+            f"reports/{report.slug}/{page_name(page, lang)}", f"{lang}/report/{page}.md", ctx
+        )
+
+    def render_to(self, path: str, template_name: str, ctx: PageContext) -> None:
+        """The page ``template_name`` as ``path`` of the docs, and the files its directives
+        need beside it (none where it cannot render: its issues say why)."""
+        ctx = replace(ctx, extra_files={})
+        text, found = render_page(self.content, template_name, directive_functions(ctx))
+        self.issues.extend(found)
+        if self.collect_each_page:
+            # A page's template context and directives are garbage in reference cycles
+            # that hold what the page computed: freed page by page, not left to pile up
+            # (70 MB at 400,000 records, the build's peak of memory).
+            gc.collect()
+            release_freed_memory()
+        if text is not None:
+            self.docs[path] = text.encode("utf-8")
+            self.docs.update(ctx.extra_files)
+
+
+def _report_files_docs(report_files: Mapping[str, ReportFiles]) -> Docs:
+    """The downloads and answer pages of every report, by docs path."""
+    docs = {}
+    for slug, files in report_files.items():
+        docs.update(_downloads_docs(slug, files.downloads))
+        for index, shard in enumerate(files.answer_shards):
+            docs[f"reports/{slug}/answers/{index}.json"] = shard
+    return docs
+
+
+def _downloads_docs(slug: str, downloads: Sequence[DownloadFile]) -> Docs:
+    """The downloads of the report in folder ``slug``, by docs path."""
+    return {f"reports/{slug}/downloads/{file.name}": file.content for file in downloads}
 
 
 RENDERED_LAST = ("data", "method")
@@ -290,7 +332,7 @@ the writing would add its working memory to the build's."""
 
 
 def _write_reports_files(
-    reports: list[Report], scratch: Path, signer: Signer | None
+    reports: Sequence[Report], scratch: Path, signer: Signer | None
 ) -> dict[str, ReportFiles]:
     """Every report's downloads and answer pages, by report folder name."""
     return {
@@ -349,9 +391,9 @@ def check_content_languages(content_dir: Path) -> list[Issue]:
 
 def check_rendered(
     docs: Docs,
-    reports: list[Report],
-    comparisons: list[CrossCampaign] = (),
-    imported: list[ImportedReport] = (),
+    reports: Sequence[Report],
+    comparisons: Sequence[CrossCampaign] = (),
+    imported: Sequence[ImportedReport] = (),
 ) -> list[Issue]:
     """Caveat rules over every rendered page (the home, comparison and imported campaigns'
     pages included), and ja/en figure parity."""
@@ -367,7 +409,7 @@ def check_rendered(
     ]
     for paths in single_pages:
         found = {
-            lang: (path, read_page(docs[path].decode("utf-8")))
+            lang: (path, read_page(_page_text(docs[path])))
             for lang, path in paths.items()
             if path in docs
         }
@@ -378,7 +420,7 @@ def check_rendered(
         # page → language → (docs path, parsed facts); each page is parsed once.
         pages = {
             page: {
-                lang: (path, read_page(docs[path].decode("utf-8")))
+                lang: (path, read_page(_page_text(docs[path])))
                 for lang in LANGUAGES
                 if (path := f"reports/{report.slug}/{page_name(page, lang)}") in docs
             }
@@ -386,14 +428,20 @@ def check_rendered(
         }
         for lang in LANGUAGES:
             facts = {page: found[lang][1] for page, found in pages.items() if lang in found}
-            paths = {
+            where = {
                 page: f"{found[lang][0]} ({report.slug})"
                 for page, found in pages.items()
                 if lang in found
             }
-            issues.extend(check_report_pages(facts, paths, report))
+            issues.extend(check_report_pages(facts, where, report))
         for found in pages.values():
             if set(LANGUAGES) <= found.keys():
                 (ja_path, ja), (_, en) = found["ja"], found["en"]
                 issues.extend(check_language_parity(ja_path, ja, en))
     return issues
+
+
+def _page_text(page: bytes | Path) -> str:
+    """A rendered page's text (``render_docs`` gives bytes; a ``Docs`` entry may be a
+    file)."""
+    return (page.read_bytes() if isinstance(page, Path) else page).decode("utf-8")

@@ -44,9 +44,9 @@ def headline_figures(
     for report in reports:
         speed_inputs = {spec.id for spec in report.plan.inputs}
         medians = {
-            f"{row.condition_id}|{row.input_id}": round(float(row.gen_tps_median), 4)
-            for row in report.summary.itertuples()
-            if row.input_id in speed_inputs and pd.notna(row.gen_tps_median)
+            f"{row['condition_id']}|{row['input_id']}": round(float(row["gen_tps_median"]), 4)
+            for row in report.summary_records
+            if row["input_id"] in speed_inputs and pd.notna(row["gen_tps_median"])
         }
         read = report.campaign.records_file
         records = read.sha256 if read else sha256_file(report.campaign.records_path)
@@ -71,15 +71,15 @@ def headline_figures(
             "publisher_sitegen": sitegen_version(),
             "rules_sha256": rules,
         }
-    for report in imported:
-        campaign = report.campaign
+    for imported_report in imported:
+        campaign = imported_report.campaign
         figures[campaign.campaign_id] = {
-            "title": dict(report.title),
-            "address": report.slug,
+            "title": dict(imported_report.title),
+            "address": imported_report.slug,
             "records": len(campaign.records),
             "records_sha256": campaign.records_file.sha256,
-            "data_date": _date(_imported_latest(report)),
-            "imported": report.tool_label,
+            "data_date": _date(_imported_latest(imported_report)),
+            "imported": imported_report.tool_label,
             "annotations_sha256": None,
             "gen_tps_median": {},
             "headline": None,
@@ -122,6 +122,11 @@ def _headline(report: Report) -> dict[str, Any] | None:
     if key is None or key.headline is None:
         return None
     c = key.headline.comparison
+    ratio, interval = c.ratio, c.ratio_interval
+    baseline, treatment = c.baseline_median, c.treatment_median
+    # A ratio is given only with its interval and both medians (``Comparison.ratio``).
+    if ratio is None or interval is None or baseline is None or treatment is None:
+        return None
     acceptance = key.headline.treatment.get("acceptance")
     return {
         # Inconclusive (interval includes 1×, or too few trials): the history shows the
@@ -131,11 +136,11 @@ def _headline(report: Report) -> dict[str, Any] | None:
         "input": c.input_id,
         "baseline": c.baseline,
         "treatment": c.treatment,
-        "ratio": round(c.ratio, 4),
-        "low": round(c.ratio_interval[0], 4),
-        "high": round(c.ratio_interval[1], 4),
-        "baseline_median": round(c.baseline_median, 4),
-        "treatment_median": round(c.treatment_median, 4),
+        "ratio": round(ratio, 4),
+        "low": round(interval[0], 4),
+        "high": round(interval[1], 4),
+        "baseline_median": round(baseline, 4),
+        "treatment_median": round(treatment, 4),
         "acceptance": None if acceptance is None or pd.isna(acceptance) else round(acceptance, 4),
     }
 

@@ -70,32 +70,30 @@ def history_rows(
 
 def history_chart(rows: list[HistoryRow], catalog: Catalog) -> dict:
     """The headline ratio of each version with its interval as error bars."""
-    shown = [row for row in rows if row.headline is not None]
+    shown = [(row.label, row.headline) for row in rows if row.headline is not None]
     return {
         "data": [
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "x": [row.label for row in shown],
-                "y": [row.headline["ratio"] for row in shown],
+                "x": [label for label, _ in shown],
+                "y": [headline["ratio"] for _, headline in shown],
                 "error_y": {
                     "type": "data",
                     "symmetric": False,
-                    "array": [round(r.headline["high"] - r.headline["ratio"], 4) for r in shown],
-                    "arrayminus": [
-                        round(r.headline["ratio"] - r.headline["low"], 4) for r in shown
-                    ],
+                    "array": [round(h["high"] - h["ratio"], 4) for _, h in shown],
+                    "arrayminus": [round(h["ratio"] - h["low"], 4) for _, h in shown],
                 },
                 # An inconclusive headline is an open marker, its word in the hover.
                 "marker": {
                     "symbol": [
-                        "circle-open" if row.headline.get("inconclusive") else "circle"
-                        for row in shown
+                        "circle-open" if headline.get("inconclusive") else "circle"
+                        for _, headline in shown
                     ]
                 },
                 "text": [
-                    catalog.t("verdict.inconclusive") if row.headline.get("inconclusive") else ""
-                    for row in shown
+                    catalog.t("verdict.inconclusive") if headline.get("inconclusive") else ""
+                    for _, headline in shown
                 ],
                 "hovertemplate": f"%{{x}}<br>{hover('y')}× %{{text}}<extra></extra>",
                 "name": catalog.t("history.ratio"),

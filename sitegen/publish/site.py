@@ -222,7 +222,7 @@ def root_notice(build: VersionBuild) -> str:
 
 
 def _require_identical(existing: PublishedVersion, version: PublishedVersion) -> None:
-    differing = sorted(
+    differing: list[str | tuple[str, str]] = sorted(
         path
         for path in existing.files.keys() | version.files.keys()
         if existing.files.get(path) != version.files.get(path)

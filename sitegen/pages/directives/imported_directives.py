@@ -63,7 +63,7 @@ def imported_charts(ctx: PageContext, report: ImportedReport) -> list[tuple[str,
         charts.append(("gen_tps", "trials", Markup(script_json(spec))))
     series = [
         (
-            f"{labels[condition_id]} · {input_id}",
+            f"{labels[str(condition_id)]} · {input_id}",
             *cdf_points(group["ttft_s"].astype(float).to_numpy()),
         )
         for (condition_id, input_id), group in usable.groupby(

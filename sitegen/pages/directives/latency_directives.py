@@ -48,7 +48,7 @@ def latency_percentiles(ctx: PageContext, metric: str = "ttft_s") -> Markup:
     labels = ctx.labels(report)
     series = [
         (
-            f"{labels[condition_id]} · {input_id}",
+            f"{labels[str(condition_id)]} · {input_id}",
             *cdf_points(group[metric].astype(float).to_numpy()),
         )
         for (condition_id, input_id), group in report.usable_speed_trials.groupby(

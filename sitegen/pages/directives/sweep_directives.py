@@ -152,9 +152,13 @@ def _sweep_lines(
         )
         if metric != "gen_tps":
             members = [c for c in members if c.speculative.mode != "off"]
-        line = {"name": series_label(ctx, sweep.series_values[series]), "x": [], "y": []}
-        points = {"x": [], "y": [], "text": [], "outlier": []}
-        error = []
+        line: dict[str, Any] = {
+            "name": series_label(ctx, sweep.series_values[series]),
+            "x": [],
+            "y": [],
+        }
+        points: dict[str, list[Any]] = {"x": [], "y": [], "text": [], "outlier": []}
+        error: list[tuple[float, float] | None] = []
         for condition in members:
             x = condition.speculative.draft_max or 0
             row = summary.get((condition.id, input_id))
@@ -205,16 +209,22 @@ def pareto_chart(ctx: PageContext) -> Markup:
     for spec in report.plan.inputs:
         mine = points[points["input_id"] == spec.id].sort_values("concurrency")
         groups: dict[str, dict] = {}
-        for row in mine.itertuples():
-            values = factor_values(report.plan, conditions[row.condition_id])
+        for condition_id, aggregate_tps, per_user_tps, concurrency in zip(
+            mine["condition_id"],
+            mine["aggregate_tps"],
+            mine["per_user_tps"],
+            mine["concurrency"],
+            strict=True,
+        ):
+            values = factor_values(report.plan, conditions[condition_id])
             name = " · ".join(
-                [sweep.condition_level[row.condition_id]]
+                [sweep.condition_level[condition_id]]
                 + ([series_label(ctx, {k: values[k] for k in others})] if others else [])
             )
             line = groups.setdefault(name, {"name": name, "x": [], "y": [], "text": []})
-            line["x"].append(round(row.aggregate_tps, 3))
-            line["y"].append(round(row.per_user_tps, 3))
-            line["text"].append(f"×{row.concurrency}")
+            line["x"].append(round(aggregate_tps, 3))
+            line["y"].append(round(per_user_tps, 3))
+            line["text"].append(f"×{concurrency}")
         front = mine[mine["front"]].sort_values("aggregate_tps")
         figure = charts.pareto_chart(
             list(groups.values()),
