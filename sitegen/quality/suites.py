@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+import sitegen.quality.japanese_problems as japanese
 from sitegen.core.strict_model import StrictModel
 from sitegen.core.text import Bilingual
-from sitegen.quality import japanese_problems as japanese
 from sitegen.quality.answers import AnswerKind, AnswerSpec, Made, answer_instruction, integer_answer
 
 GENERATOR_VERSION = "1"
