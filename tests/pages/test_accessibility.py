@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from sitegen.cli import _warn_palette
+from sitegen.commands.build_command import _warn_palette
 from sitegen.pages.mkdocs_hooks import description, valid_html
 from sitegen.validation.contrast import contrast_ratio, palette_colours, palette_warning
 from tests.sitefixtures import copy_project
