@@ -8,7 +8,6 @@ from collections.abc import Collection, Mapping
 from importlib import metadata
 from pathlib import Path
 
-import sitegen
 from sitegen.core.signing import PUBLIC_KEY_FILE
 from sitegen.publish.marker import BuildMarker, read_build_marker
 from sitegen.records.layout import CAMPAIGNS_DIR, LOCK_FILE, REGISTRY_FILE, check_skipped
@@ -26,6 +25,9 @@ RENDERING_PACKAGES = (
     "pydantic",
 )
 """Packages whose version can change the bytes of the site."""
+
+SITEGEN_CODE = Path(__file__).parent.parent
+"""sitegen's own code (the package folder above ``publish/``), which the digest covers."""
 
 
 def input_digest(
@@ -57,7 +59,7 @@ def input_digest(
     add("skip", "\0".join(f"{name}\0{reasons[name]}" for name in sorted(reasons)).encode())
     roots = {
         "project": project_dir,
-        "sitegen": Path(sitegen.__file__).parent,
+        "sitegen": SITEGEN_CODE,
         "campaigns": data_dir / CAMPAIGNS_DIR,
         "data": data_dir,
     }
