@@ -48,9 +48,9 @@ from unittest import mock
 from sitegen.cli import exit_without_teardown
 from sitegen.commands.audit import audit_site
 from sitegen.commands.build import build_site
-from sitegen.engine import engines as registry
 from sitegen.engine.fake import FakeEngine
 from sitegen.measure import run_campaign
+from sitegen.plan import engine_registry as registry
 from sitegen.plan.items import suite_sha256
 from sitegen.plan.plan_models import (
     ConditionSpec,

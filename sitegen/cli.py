@@ -355,7 +355,7 @@ def _import_formats():
 
 def _engines_epilog() -> str:
     """The registered engines, for ``measure --help`` (the registry imports no engine)."""
-    from sitegen.engine.engines import ENGINES
+    from sitegen.plan.engine_registry import ENGINES
 
     return "engines (a plan's engine; `sitegen engines` says more):\n" + "".join(
         f"  {entry.id:<18} {entry.description}"

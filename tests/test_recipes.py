@@ -13,13 +13,12 @@ from pydantic import Field
 import sitegen.core.project
 from sitegen.commands.build import render_site
 from sitegen.core.errors import ConfigError, DataError
-from sitegen.engine import engines as registry
-from sitegen.engine import options
 from sitegen.engine.fake import FakeEngine
-from sitegen.engine.options import FakeOptions
 from sitegen.measure import run_campaign
 from sitegen.pages import directives, render
 from sitegen.pages.directives.common import render_partial
+from sitegen.plan import engine_registry as registry
+from sitegen.plan.engine_options import FakeOptions
 from sitegen.records.campaign import read_campaigns
 from sitegen.statistics.report import Report
 from sitegen.validation import rules
@@ -90,7 +89,7 @@ def test_add_an_engine(tmp_path, monkeypatch):
         }
     )
     with pytest.raises(ConfigError, match="'toy' has no option 'wrds'"):
-        options.validate_engine_options(bad)
+        registry.validate_engine_options(bad)
 
 
 def test_add_a_page(project, data, monkeypatch):

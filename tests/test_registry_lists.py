@@ -1,5 +1,5 @@
 """The engines and import formats that README.md, docs/*.md and the command line's help
-name by hand are exactly the registered ones (``sitegen.engine.engines.ENGINES``,
+name by hand are exactly the registered ones (``sitegen.plan.engine_registry.ENGINES``,
 ``sitegen.importers.formats.FORMATS``): none missing, none unknown."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
-from sitegen.engine.engines import ENGINES
 from sitegen.importers.formats import FORMATS
 from sitegen.importers.import_campaign import OWN_DOWNLOADS
+from sitegen.plan.engine_registry import ENGINES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -21,12 +21,13 @@ from typing import Any
 
 from sitegen.core.errors import DataError, SitegenError, UsageError, one_line
 from sitegen.core.site_layout import LATEST_ALIAS, OBJECTS_DIR, VERSIONS_DIR, VERSIONS_FILE
+from sitegen.core.site_settings import EnvPolicy
 from sitegen.importers.import_campaign import OWN_FILES, import_own_downloads
 from sitegen.publish.objects import folder_digest
 from sitegen.publish.signed_files import SignedFiles, read_marks
 from sitegen.records.campaign import Campaign, read_campaigns
 from sitegen.records.layout import CAMPAIGNS_DIR
-from sitegen.records.redact import EnvPolicy, Redactor, RedactPolicy, redact_campaign
+from sitegen.records.redact import Redactor, RedactPolicy, redact_campaign
 from sitegen.statistics.report import Report, make_report
 from sitegen.validation import validate_campaigns
 

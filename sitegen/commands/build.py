@@ -29,6 +29,7 @@ import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
+from sitegen.core.comparison_spec import ComparisonSpec
 from sitegen.core.errors import DataError, Issue, LockedError, one_line, pydantic_issues
 from sitegen.core.lock import lock_holder
 from sitegen.core.project import require_project
@@ -59,7 +60,6 @@ from sitegen.records.redact import Redactor, redact
 from sitegen.records.table import release_freed_memory
 from sitegen.statistics.comparison import (
     NOTHING_TO_COMPARE,
-    ComparisonSpec,
     CrossCampaign,
     make_comparison,
     resolve_campaigns,

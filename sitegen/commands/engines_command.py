@@ -8,7 +8,7 @@ import argparse
 def list_engines(args: argparse.Namespace) -> None:
     """Two lines per engine: its id, use and description; where its prefill time comes from
     and its class."""
-    from sitegen.engine.engines import ENGINES
+    from sitegen.plan.engine_registry import ENGINES
 
     for entry in ENGINES.values():
         use = "publishable" if entry.publishable else "tests only, never published"

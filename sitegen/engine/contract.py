@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
-from sitegen.engine.options import EngineOptions, parse_engine_options
+from sitegen.plan.engine_options import EngineOptions
+from sitegen.plan.engine_registry import parse_engine_options
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.records.record_models import DeviceInfo, EngineInfo, ModelInfo
 from sitegen.records.stream import StreamEvent

@@ -1,31 +1,17 @@
-"""The engines a plan may name, as the engine layer uses them: the registry's rows
-(``sitegen.plan.engine_registry``, part of the plan's schema, where a new engine gets its
-row) and the ``Engine`` class each row names.
+"""The ``Engine`` class each row of the engine registry names. The rows themselves are
+part of the plan's schema (``sitegen.plan.engine_registry``: a new engine gets its row
+there), so a plan is checked without importing any engine; this is the engine layer's
+typed way to the class.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from sitegen.plan.engine_registry import (
-    ENGINES,
-    EngineEntry,
-    engine_entry,
-    is_publishable,
-    prefill_source,
-)
+from sitegen.plan.engine_registry import engine_entry
 
 if TYPE_CHECKING:
     from sitegen.engine.contract import Engine
-
-__all__ = [
-    "ENGINES",
-    "EngineEntry",
-    "engine_entry",
-    "get_engine_class",
-    "is_publishable",
-    "prefill_source",
-]
 
 
 def get_engine_class(engine_id: str) -> type[Engine]:

@@ -9,7 +9,7 @@ load order, load and cache arguments) and is unit-tested on CPU with plain dicts
 like ExLlamaV3's results; the class itself is exercised by
 ``scripts/gpu_check_exllamav3.py`` on a CUDA machine.
 
-Options: ``ExLlamaV3Options`` (``sitegen.engine.options``), all recorded as flags.
+Options: ``ExLlamaV3Options`` (``sitegen.plan.engine_options``), all recorded as flags.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from sitegen.engine.contract import Engine, EngineDescription, GenerationRequest
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.nvml import nvml_devices, nvml_probes
-from sitegen.engine.options import ExLlamaV3Options
+from sitegen.plan.engine_options import ExLlamaV3Options
 from sitegen.plan.plan_models import ConditionSpec, Plan, SpeculativeSpec
 from sitegen.records.record_models import DeviceInfo, EngineInfo, Finish
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent

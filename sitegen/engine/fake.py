@@ -1,6 +1,6 @@
 """``fake``: a deterministic engine for unit tests. The build refuses its records.
 
-Options: ``FakeOptions`` (``sitegen.engine.options``).
+Options: ``FakeOptions`` (``sitegen.plan.engine_options``).
 
 Test knob ``SITEGEN_FAKE_DOWN``: the path of a flag file. While that file exists the
 engine is down for the conditions it names (one id per line; an empty file: every
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.core.errors import EngineError
 from sitegen.engine.contract import Engine, EngineDescription, GenerationRequest
-from sitegen.engine.options import FakeOptions
+from sitegen.plan.engine_options import FakeOptions
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.records.record_models import DeviceInfo, EngineInfo, ModelInfo
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent

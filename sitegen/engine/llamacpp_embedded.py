@@ -5,7 +5,7 @@ with a streaming callback; tokenization uses the server's real HTTP listener on
 127.0.0.1. Switching speculative decoding needs a new server, so one engine
 instance serves one condition.
 
-Options: ``EmbeddedLlamaCppOptions`` (``sitegen.engine.options``), all recorded as flags.
+Options: ``EmbeddedLlamaCppOptions`` (``sitegen.plan.engine_options``), all recorded as flags.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sitegen.engine.memory import cpu_name
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.native_output import NativeOutput
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
-from sitegen.engine.options import EmbeddedLlamaCppOptions
+from sitegen.plan.engine_options import EmbeddedLlamaCppOptions
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.records.record_models import DeviceInfo, EngineInfo
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent

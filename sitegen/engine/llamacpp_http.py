@@ -4,7 +4,7 @@ The operator starts the server with the condition's settings: speculative decodi
 can only be switched by restarting it, so this engine checks what the server reports
 (``/props``, ``/slots``) against the condition and refuses a contradiction.
 
-Options: ``LlamaCppHttpOptions`` (``sitegen.engine.options``), all recorded as flags.
+Options: ``LlamaCppHttpOptions`` (``sitegen.plan.engine_options``), all recorded as flags.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from sitegen.engine.llamacpp_embedded import (
     with_split_token_counts,
 )
 from sitegen.engine.openai_stream import OpenAIStreamParser
-from sitegen.engine.options import LlamaCppHttpOptions
 from sitegen.engine.server import (
     RUN_WAIT,
     ReadyWait,
@@ -36,6 +35,7 @@ from sitegen.engine.server import (
     wait_until_ready,
 )
 from sitegen.engine.sse import stream_openai
+from sitegen.plan.engine_options import LlamaCppHttpOptions
 from sitegen.plan.plan_models import ConditionSpec, Plan, SpeculativeSpec
 from sitegen.records.record_models import EngineInfo, ModelInfo
 from sitegen.records.stream import StreamChunk, StreamEnd, StreamEvent

@@ -11,7 +11,7 @@ recorded as given.
 The model the server serves must be the plan's (its id names the plan's model ``name``
 or the file name of its ``source``); anything else is refused before a request runs.
 
-Options: ``OpenAIOptions`` (``sitegen.engine.options``), all recorded as flags (the API
+Options: ``OpenAIOptions`` (``sitegen.plan.engine_options``), all recorded as flags (the API
 key's variable by name only).
 """
 
@@ -27,7 +27,6 @@ import httpx
 from sitegen.core.errors import ConfigError, EngineError
 from sitegen.engine.contract import GenerationRequest
 from sitegen.engine.openai_stream import OpenAIStreamParser, prompt_fields
-from sitegen.engine.options import OpenAIOptions
 from sitegen.engine.server import (
     RUN_WAIT,
     ReadyWait,
@@ -38,6 +37,7 @@ from sitegen.engine.server import (
     wait_until_ready,
 )
 from sitegen.engine.sse import error_message, stream_openai
+from sitegen.plan.engine_options import OpenAIOptions
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.records.record_models import EngineInfo, ModelInfo
 from sitegen.records.stream import StreamEnd, StreamEvent

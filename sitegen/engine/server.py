@@ -17,11 +17,12 @@ import httpx
 
 from sitegen.core.errors import EngineError, SitegenError
 from sitegen.engine.contract import Engine, EngineDescription, WaitReport
+from sitegen.engine.locality import is_local
 from sitegen.engine.memory import MemoryProbe, ProcessRssProbe, cpu_name, listening_pid
 from sitegen.engine.model_files import describe_model, resolve_model_path
 from sitegen.engine.nvml import nvml_devices, nvml_probes
-from sitegen.engine.options import ServerOptions, is_local
 from sitegen.engine.sse import error_message
+from sitegen.plan.engine_options import ServerOptions
 from sitegen.plan.plan_models import ConditionSpec, ModelSpec, Plan
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, DeviceInfo, EngineInfo, ModelInfo
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from sitegen.core.signing import Signer
 from sitegen.engine.contract import Engine
 from sitegen.engine.engines import get_engine_class
-from sitegen.engine.options import validate_engine_options
 from sitegen.measure.native import native_output_to
 from sitegen.measure.round_runner import Phase, RoundRunner
 from sitegen.measure.rounds import (
@@ -23,6 +22,7 @@ from sitegen.measure.rounds import (
     planned_rounds,
     with_resume_warmups,
 )
+from sitegen.plan.engine_registry import validate_engine_options
 from sitegen.plan.expand import RoundKey, TrialSpec, expand_trials
 from sitegen.plan.plan_models import Plan
 from sitegen.records.layout import CAMPAIGNS_DIR

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 
 from sitegen.core.errors import SitegenError
 from sitegen.engine.contract import Engine, WaitReport
-from sitegen.engine.engines import engine_entry
-from sitegen.engine.options import ServerOptions, is_local, validate_engine_options
+from sitegen.engine.engines import get_engine_class
+from sitegen.engine.locality import is_local
 from sitegen.engine.server import ServerMismatch
+from sitegen.plan.engine_options import ServerOptions
+from sitegen.plan.engine_registry import engine_entry, validate_engine_options
 from sitegen.plan.expand import expand_trials
 from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.plan_file import campaign_id
@@ -55,7 +57,7 @@ def preflight(plan: Plan, on_wait: WaitReport | None = None) -> Preflight:
     model loads, up to its ``ready_timeout_s``; a refused connection only briefly)."""
     validate_engine_options(plan)
     entry = engine_entry(plan.engine)
-    engine_class = entry.engine_class
+    engine_class = get_engine_class(plan.engine)
     result = Preflight(plan)
     # What the build would refuse is refused before hours of measuring: a figure written
     # by hand in the plan's author text (C-FIGURE).

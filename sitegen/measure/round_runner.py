@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 
 from sitegen.core.errors import SitegenError, StorageError
 from sitegen.engine.contract import Engine
-from sitegen.engine.options import ServerOptions, parse_engine_options
 from sitegen.measure.requests import (
     Outcome,
     generation_requests,
@@ -18,6 +17,8 @@ from sitegen.measure.requests import (
     measure_round,
 )
 from sitegen.measure.trial_records import TrialRecorder, load_info, round_info
+from sitegen.plan.engine_options import ServerOptions
+from sitegen.plan.engine_registry import parse_engine_options
 from sitegen.plan.expand import TrialSpec
 from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.plan_models import ConditionSpec, Plan

@@ -17,27 +17,13 @@ from pathlib import Path
 from markupsafe import escape
 
 from sitegen.core.errors import DataError, Issue
-from sitegen.core.string_catalog import load_strings, packaged_strings
+from sitegen.core.string_catalog import packaged_strings
 from sitegen.core.text import LANGUAGES, Bilingual
 from sitegen.core.yaml_text import read_yaml
 from sitegen.validation.catalog_overrides import (
-    OVERRIDABLE,
     catalog_files,
     catalog_override_issues,
-    overridable,
 )
-
-__all__ = [
-    "LANGUAGES",
-    "OVERRIDABLE",
-    "Catalog",
-    "catalog_override_issues",
-    "load_catalogs",
-    "load_strings",
-    "overridable",
-    "packaged_strings",
-    "shipped_keys",
-]
 
 
 @dataclass(frozen=True)
@@ -47,7 +33,7 @@ class Catalog:
     lang: str
     strings: dict[str, Bilingual]
 
-    def t(self, key: str, **values: object) -> str:
+    def t(self, key: str, /, **values: object) -> str:
         """The string for ``key``, with ``{name}`` placeholders filled from ``values``. With
         a markup value (anything with ``__html__``: a figure marked for the audit) it is
         markup: the string escaped, the markup kept as it is."""

@@ -27,7 +27,8 @@ from sitegen.core.site_layout import (
     VERSIONS_DIR,
 )
 from sitegen.core.site_settings import SiteSettings, read_site_settings
-from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.core.text import LANGUAGES
+from sitegen.pages.i18n import Catalog
 from sitegen.pages.render import overview_page, report_pages
 from sitegen.pages.search_index import write_search_parts
 from sitegen.statistics.report import Report
@@ -287,7 +288,7 @@ class _WarningCollector(logging.Handler):
         self.messages.append(" ".join(record.getMessage().split()))
 
 
-_THEME_FILES: dict[tuple, list[tuple[str, str]]] = {}
+_THEME_FILES: dict[tuple, list[tuple[str, str | None]]] = {}
 """``_theme_files``' findings: (theme file, theme folder) by theme and filter settings."""
 
 
@@ -360,7 +361,7 @@ def _list_theme_files_once() -> None:
 
     if _ADD_FILES_FROM_THEME is None:
         _ADD_FILES_FROM_THEME = Files.add_files_from_theme
-        Files.add_files_from_theme = _theme_files
+        setattr(Files, "add_files_from_theme", _theme_files)  # noqa: B010  (a method, replaced)
 
 
 def render_version(

@@ -14,6 +14,7 @@ from sitegen.core.errors import DataError, Issue
 from sitegen.core.forked import ForkedCall
 from sitegen.core.project import content_search_path, packaged_content, packaged_theme
 from sitegen.core.signing import PUBLIC_KEY_FILE, Signer, project_key, public_key_line
+from sitegen.core.text import LANGUAGES
 from sitegen.pages.content import (
     DirectiveCalls,
     content_environment,
@@ -28,7 +29,7 @@ from sitegen.pages.downloads import (
     table_downloads,
     write_report_files,
 )
-from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.i18n import Catalog
 from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE

@@ -15,8 +15,9 @@ from markupsafe import Markup, escape
 
 from sitegen.core.project import packaged_theme
 from sitegen.core.site_layout import CHANGELOG_PAGE
+from sitegen.core.text import LANGUAGES
 from sitegen.pages.directives import html_environment
-from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.pages.i18n import Catalog
 from sitegen.pages.render import page_name, to_version_root
 from sitegen.pages.safe_json import script_json
 from sitegen.publish.archive import PublishedVersion, sha256_bytes

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sitegen.core.formatting import hover
-from sitegen.pages.i18n import LANGUAGES, Catalog
+from sitegen.core.text import LANGUAGES
+from sitegen.pages.i18n import Catalog
 from sitegen.pages.render import page_name
 from sitegen.pages.safe_json import script_json
 from sitegen.publish.archive import PublishedVersion

@@ -26,7 +26,6 @@ from typing import Any, cast
 import pandas as pd
 
 from sitegen.core.errors import DataError, Issue
-from sitegen.core.site_settings import EnvPolicy as EnvPolicy  # the audit reads it here
 from sitegen.core.site_settings import RedactPolicy
 from sitegen.plan.plan_models import Plan
 from sitegen.records.campaign import AnyCampaign, Campaign, RecordTexts

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Any, cast
 
-from pydantic import Field
-
-from sitegen.core.author_fields import ID_REFERENCE, AuthorStr
-from sitegen.core.strict_model import StrictModel
-from sitegen.core.text import Bilingual
+from sitegen.core.comparison_spec import ComparisonSpec
 from sitegen.records.record_models import TrialRecord
 from sitegen.statistics.dispersion import median_ratio_interval
 from sitegen.statistics.health import HealthFinding
@@ -27,30 +23,12 @@ from sitegen.statistics.report import Report
 from sitegen.statistics.setups import (
     SETUP_FIELDS,
     Setup,
-    SetupField,
     compare_records,
     describe_setup,
     setup_records,
 )
 from sitegen.statistics.speed import present
 from sitegen.statistics.trials import enters_statistics, generation_rates
-
-
-class ComparisonSpec(StrictModel):
-    """A report over several campaigns (``content/comparisons/<id>.yaml``)."""
-
-    schema_version: Literal[1] = 1
-    """Version of this format."""
-    id: AuthorStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    """Identifier, used in the page address ``compare/<id>/``."""
-    title: Bilingual
-    """Title in both languages (plain text)."""
-    campaigns: list[Annotated[str, ID_REFERENCE]] = Field(min_length=2)
-    """The campaigns compared: campaign directory names, or plan names that name one
-    published campaign. The first is the baseline of any ratio."""
-    factor: SetupField | None = None
-    """The one field the campaigns are meant to differ in; a ratio is printed only where
-    every other field is recorded in both campaigns and equal (``None``: never a ratio)."""
 
 
 @dataclass(frozen=True)

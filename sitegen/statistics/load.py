@@ -31,7 +31,6 @@ import pandas as pd
 
 from sitegen.plan.arrivals import arrival_offsets
 from sitegen.plan.plan_models import Plan, SLOSpec
-from sitegen.plan.slo_targets import slo_key as slo_key  # the pages read it here
 from sitegen.statistics.latency import percentile_row
 
 SATURATION_SHORTFALL = 0.2

@@ -37,9 +37,6 @@ from sitegen.statistics.condition_facts import (
 from sitegen.statistics.dispersion import outlier_labels
 from sitegen.statistics.examples import ExampleDraw, draw_examples
 from sitegen.statistics.headlines import (
-    MIN_RATIO_TRIALS as MIN_RATIO_TRIALS,  # the pages read it from here
-)
-from sitegen.statistics.headlines import (
     HeadlineRow,
     KeyFigures,
     headline_rows,

@@ -20,8 +20,7 @@ import pandas as pd
 
 from sitegen.core.comparison_spec import SetupField
 from sitegen.core.formatting import count
-from sitegen.engine.engines import ENGINES
-from sitegen.engine.options import location_options
+from sitegen.plan.engine_registry import ENGINES, location_options
 from sitegen.records.campaign import Campaign
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, TrialRecord
 from sitegen.records.table import prompt_sha256

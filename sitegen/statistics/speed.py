@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sitegen.engine.options import location_options
+from sitegen.plan.engine_registry import location_options
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.records.record_models import TrialRecord
 from sitegen.records.table import RecordTable

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from sitegen.engine.options import location_options
+from sitegen.plan.engine_registry import location_options
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.statistics.speed import Comparison
 

@@ -10,7 +10,7 @@ from typing import Literal, cast
 
 import pandas as pd
 
-from sitegen.engine.options import is_local
+from sitegen.engine.locality import is_local
 from sitegen.plan.plan_models import Plan
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, Provenance
 from sitegen.records.table import RecordTable

@@ -15,14 +15,13 @@ from sitegen.core.errors import Issue
 from sitegen.records.campaign import AnyCampaign
 from sitegen.validation.checked_report import CheckedReport
 from sitegen.validation.page_facts import PageFacts
-from sitegen.validation.rules import load_rules, registered_checks, violation
+from sitegen.validation.rules import capped, load_rules, registered_checks, violation
 
 # The modules of rule-specific checks register them when imported: here, once, so that
 # whatever imports the validation package finds every check registered (in this order).
 from sitegen.validation import campaign_checks, page_checks, report_checks  # noqa: E402, F401  isort: skip
 from sitegen.validation import figure_checks, host_labels, plausibility  # noqa: E402, F401  isort: skip
 
-ISSUES_SHOWN_PER_CHECK = 5
 """A check that finds the same problem in every record reports the first few and counts
 the rest, so the one real cause stays readable."""
 
@@ -38,19 +37,6 @@ def validate_campaigns(campaigns: Sequence[AnyCampaign]) -> list[Issue]:
         if registered.imported == campaign.imported
         for issue in capped(registered.function(campaign))
     ]
-
-
-def capped(issues: list[Issue], limit: int = ISSUES_SHOWN_PER_CHECK) -> list[Issue]:
-    """The first ``limit`` issues, then one saying how many more there are."""
-    if len(issues) <= limit:
-        return issues
-    last = issues[limit - 1]
-    more = Issue(
-        f"{last.location.split(':')[0]} …",
-        f"and {len(issues) - limit} more like the above",
-        last.rule,
-    )
-    return [*issues[:limit], more]
 
 
 def check_project(project_dir: Path) -> list[Issue]:

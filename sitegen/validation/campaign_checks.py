@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 import pandas as pd
 
 from sitegen.core.errors import ConfigError, DataError, Issue
-from sitegen.engine.engines import is_publishable
+from sitegen.plan.engine_registry import is_publishable
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign, utc_time
 from sitegen.records.inclusion import enters_statistics

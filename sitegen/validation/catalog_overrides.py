@@ -95,7 +95,7 @@ def _override_problem(
         return (
             "the package's string: caveats, rules, disclaimers and who measured a figure "
             "are sitegen's; a project may replace only interface labels (OVERRIDABLE in "
-            "sitegen/pages/i18n.py, docs/project.md)"
+            "sitegen/validation/catalog_overrides.py, docs/project.md)"
         )
     if text is not None and not isinstance(text, str | int | float):
         return "not a text: a catalog string is one line of text"

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from sitegen.core.errors import DataError, Issue
-from sitegen.validation.rules import check
+from sitegen.validation.rules import capped, check, violation
 
 if TYPE_CHECKING:
     from sitegen.records.import_declaration import ImportDeclaration
@@ -143,15 +143,10 @@ def implausible(
 
 
 def _issue(rule_id: str, location: str, problem: str) -> Issue:
-    # The catalog is read by the one command that needs it here.
-    from sitegen.validation.rules import violation
-
     return violation(rule_id, location, problem)
 
 
 def _capped(issues: list[Issue], limit: int = 5) -> list[Issue]:
-    from sitegen.validation import capped
-
     by_rule: dict[str, list[Issue]] = defaultdict(list)
     for issue in issues:
         by_rule[issue.rule].append(issue)

@@ -116,3 +116,19 @@ def violation(rule_id: str, location: str, problem: str) -> Issue:
     """An issue carrying the rule id, where, what is wrong and what to change (both languages)."""
     found = rule(rule_id)
     return Issue(location, f"{problem} — {found.fix.en} / {found.fix.ja}", rule_id)
+
+
+ISSUES_SHOWN_PER_CHECK = 5
+
+
+def capped(issues: list[Issue], limit: int = ISSUES_SHOWN_PER_CHECK) -> list[Issue]:
+    """The first ``limit`` issues, then one saying how many more there are."""
+    if len(issues) <= limit:
+        return issues
+    last = issues[limit - 1]
+    more = Issue(
+        f"{last.location.split(':')[0]} …",
+        f"and {len(issues) - limit} more like the above",
+        last.rule,
+    )
+    return [*issues[:limit], more]

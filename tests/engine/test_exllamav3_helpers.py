@@ -23,8 +23,8 @@ from sitegen.engine.exllamav3 import (
     result_to_events,
     sampler_settings,
 )
-from sitegen.engine.options import ExLlamaV3Options
 from sitegen.measure import run_campaign
+from sitegen.plan.engine_options import ExLlamaV3Options
 from sitegen.plan.plan_models import SpeculativeSpec
 from sitegen.records.stream import StreamChunk, StreamEnd
 from tests.conftest import make_plan

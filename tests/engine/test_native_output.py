@@ -12,9 +12,9 @@ import pytest
 from sitegen.cli import main
 from sitegen.core.errors import ConfigError
 from sitegen.engine.native_output import NativeOutput, error_line
-from sitegen.engine.options import validate_engine_options
 from sitegen.measure import run_campaign
 from sitegen.measure.native import native_output_to
+from sitegen.plan.engine_registry import validate_engine_options
 from sitegen.plan.plan_file import canonical_plan_json
 from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan
 from sitegen.records.registrations import find_campaign

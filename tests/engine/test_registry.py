@@ -8,13 +8,8 @@ import sys
 import pytest
 
 from sitegen.core.errors import ConfigError
-from sitegen.engine.engines import (
-    ENGINES,
-    engine_entry,
-    get_engine_class,
-    is_publishable,
-    prefill_source,
-)
+from sitegen.engine.engines import get_engine_class
+from sitegen.plan.engine_registry import ENGINES, engine_entry, is_publishable, prefill_source
 
 
 def test_rows_are_keyed_by_their_id_and_only_the_fake_is_never_published():

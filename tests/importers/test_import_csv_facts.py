@@ -15,11 +15,12 @@ import pytest
 
 from sitegen.cli import main
 from sitegen.core.project import packaged_theme
+from sitegen.core.string_catalog import load_strings
 from sitegen.importers import csv_columns, guidellm
 from sitegen.importers.declaration import assign_conditions, load_declaration
 from sitegen.importers.reading import SourceFile
 from sitegen.pages.directives import PageContext, directive_functions, html_environment
-from sitegen.pages.i18n import Catalog, load_strings
+from sitegen.pages.i18n import Catalog
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.import_declaration import SourceGroup
 from sitegen.records.layout import CAMPAIGNS_DIR

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from sitegen.core.project import packaged_theme
+from sitegen.core.string_catalog import load_strings
 from sitegen.importers import guidellm
 from sitegen.importers.reading import SourceFile
 from sitegen.pages.directives import PageContext, directive_functions, html_environment
-from sitegen.pages.i18n import Catalog, load_strings
+from sitegen.pages.i18n import Catalog
 from tests.importers.sources import as_file, fixture, fixture_json, imported_report, problem
 
 REPORT = "guidellm/benchmarks.json.gz"

@@ -22,8 +22,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sitegen.cli import main
 from sitegen.core.project import packaged_theme
 from sitegen.core.signing import Signer, signature_problem
+from sitegen.core.string_catalog import load_strings
 from sitegen.pages.directives import PageContext, directive_functions, html_environment
-from sitegen.pages.i18n import Catalog, load_strings
+from sitegen.pages.i18n import Catalog
 from sitegen.pages.render import check_rendered, imported_page, make_imported_downloads
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.redact import Redactor, RedactPolicy, redact

@@ -99,3 +99,11 @@ def test_the_load_chart_draws_the_diagonal_and_rings_the_saturation_point(catalo
     assert achieved["y"] == [1.0, 1.9, None] and goodput["y"][2] is None
     assert goodput["line"]["dash"] == "dot" and ring["marker"]["symbol"] == "circle-open"
     assert spec["layout"]["xaxis"]["title"]["text"] == catalog.t("chart.load_offered")
+
+
+def test_a_sweep_over_an_engine_option_names_the_option_in_both_languages():
+    # The option's name is a placeholder called ``key``, as the catalog's own first
+    # parameter is: it must reach the text, not collide with the parameter.
+    catalogs = load_catalogs()
+    assert catalogs["en"].t("factor.option", key="n_draft") == "engine option n_draft"
+    assert "n_draft" in catalogs["ja"].t("factor.option", key="n_draft")

@@ -12,7 +12,7 @@ import yaml
 from sitegen.commands.build import RenderedSite, render_site
 from sitegen.core.errors import DataError
 from sitegen.core.project import content_search_path, packaged_theme
-from sitegen.core.text import Bilingual
+from sitegen.core.text import LANGUAGES, Bilingual
 from sitegen.pages.author_text import render_author_text
 from sitegen.pages.content import content_environment
 from sitegen.pages.directives import (
@@ -21,7 +21,6 @@ from sitegen.pages.directives import (
     html_environment,
     markdown_inline_text,
 )
-from sitegen.pages.i18n import LANGUAGES
 from sitegen.pages.mkdocs import site_config
 from sitegen.pages.render import render_page, report_pages
 from sitegen.pages.sources import load_sources

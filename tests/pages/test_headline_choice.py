@@ -19,8 +19,8 @@ from sitegen.plan.plan_models import HeadlineSpec
 from sitegen.publish.archive import PublishedVersion
 from sitegen.publish.changelog import headline_figures
 from sitegen.publish.history import history_files
+from sitegen.statistics.headlines import MIN_RATIO_TRIALS
 from sitegen.statistics.latency import MIN_VALUES
-from sitegen.statistics.report import MIN_RATIO_TRIALS
 from sitegen.validation.page_facts import read_page
 from tests.conftest import make_plan
 from tests.pages.test_kpi_cards import cards

@@ -13,7 +13,8 @@ import pytest
 
 from sitegen.commands.build import render_site
 from sitegen.core.errors import DataError
-from sitegen.pages.i18n import LANGUAGES, load_catalogs
+from sitegen.core.text import LANGUAGES
+from sitegen.pages.i18n import load_catalogs
 from sitegen.pages.mkdocs import ReportNav, VersionBuild, site_config
 from sitegen.plan.plan_models import SpeculationHealthSpec
 from sitegen.statistics.setups import SETUP_FIELDS

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from sitegen.core.project import packaged_theme
+from sitegen.core.string_catalog import load_strings
 from sitegen.pages.downloads import QUALITY_TABLES, make_downloads, quality_tables
-from sitegen.pages.i18n import load_strings
 from sitegen.plan.items import plan_items
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import make_report

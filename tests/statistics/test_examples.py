@@ -8,8 +8,9 @@ import json
 import random
 
 from sitegen.core.project import packaged_theme
+from sitegen.core.string_catalog import load_strings
 from sitegen.pages.directives import PageContext, directive_functions, html_environment
-from sitegen.pages.i18n import Catalog, load_strings
+from sitegen.pages.i18n import Catalog
 from sitegen.plan.items import plan_items
 from sitegen.plan.plan_models import ExamplesSpec
 from sitegen.records.campaign import read_campaign

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from sitegen.plan.plan_models import ConditionSpec, InputSpec
+from sitegen.plan.slo_targets import slo_key
 from sitegen.records.record_models import TrialRecord
 from sitegen.records.table import RecordTable
 from sitegen.statistics.load import (
@@ -17,7 +18,6 @@ from sitegen.statistics.load import (
     mark_saturation,
     meets_slo,
     saturation_points,
-    slo_key,
 )
 from sitegen.statistics.trials import enters_statistics, observed_run_order, trials_frame
 from tests.conftest import make_plan

@@ -261,7 +261,7 @@ def test_a_resumed_round_runs_all_its_users_and_records_only_the_missing(tmp_pat
 
 def test_an_engine_serving_one_request_at_a_time_refuses_concurrency():
     from sitegen.core.errors import ConfigError
-    from sitegen.engine.options import validate_engine_options
+    from sitegen.plan.engine_registry import validate_engine_options
 
     plan = make_plan(engine="exllamav3", conditions=[_condition("off-c2", OFF, users=2)])
     with pytest.raises(ConfigError, match="concurrency must be 1"):

@@ -7,6 +7,7 @@ from markupsafe import Markup
 
 from sitegen.pages.directives.common import render_partial
 from sitegen.pages.directives.page_context import PageContext, directive
+from sitegen.statistics.headlines import MIN_RATIO_TRIALS
 from sitegen.statistics.latency import MIN_VALUES
 from sitegen.statistics.overview import (
     imported_rows,
@@ -14,7 +15,6 @@ from sitegen.statistics.overview import (
     overview_headlines,
     overview_selection,
 )
-from sitegen.statistics.report import MIN_RATIO_TRIALS
 
 
 @directive("report_list")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import jinja2
 from markupsafe import Markup
 
-from sitegen.engine.engines import prefill_source as engine_prefill_source
 from sitegen.pages.charts import cdf_chart
 from sitegen.pages.directives.common import cells, render_partial
 from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.directives.speed_directives import speed_rows
 from sitegen.pages.safe_json import script_json
+from sitegen.plan.engine_registry import prefill_source as engine_prefill_source
 from sitegen.statistics.latency import LATENCY_METRICS, MIN_VALUES, PERCENTILES, cdf_points
 from sitegen.statistics.speed import records_of
 

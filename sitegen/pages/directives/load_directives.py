@@ -10,8 +10,9 @@ from sitegen.pages.charts import PALETTE, load_chart
 from sitegen.pages.directives.common import list_separator, render_partial
 from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.safe_json import script_json
+from sitegen.plan.slo_targets import slo_key
 from sitegen.statistics.latency import MIN_VALUES
-from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL, slo_key
+from sitegen.statistics.load import SATURATION_LATENCY_FACTOR, SATURATION_SHORTFALL
 from sitegen.statistics.report import Report
 from sitegen.statistics.speed import records_of
 

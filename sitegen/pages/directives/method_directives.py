@@ -10,7 +10,7 @@ from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.downloads import ANSWERS_PAGE_SIZE
 from sitegen.pages.schema import SCHEMA_MODELS, field_dictionary
 from sitegen.records.record_models import TrialRecord
-from sitegen.statistics.report import MIN_RATIO_TRIALS
+from sitegen.statistics.headlines import MIN_RATIO_TRIALS
 from sitegen.validation.rules import load_rules, registered_checks
 
 GLOSSARY_TERMS = (

@@ -17,8 +17,8 @@ from sitegen.pages.directives.common import (
 from sitegen.pages.directives.page_context import PageContext, directive
 from sitegen.pages.published_figures import SPEED_COLUMNS, FigureCell
 from sitegen.pages.safe_json import script_json
+from sitegen.statistics.headlines import MIN_RATIO_TRIALS
 from sitegen.statistics.latency import MIN_VALUES
-from sitegen.statistics.report import MIN_RATIO_TRIALS
 from sitegen.statistics.system import memory_gaps
 
 
