@@ -35,8 +35,8 @@ _TESTS = Path(__file__).parent
 SLOW_MODULES = (
     "browser",  # real headless Chromium
     "test_end_to_end.py",  # sitegen measure with the real embedded engine
-    "test_sweep_real.py",  # a draft-length and concurrency sweep on the real engine
-    "test_resume_kill.py",  # SIGKILLed measure processes
+    "measure/test_sweep_real.py",  # a draft-length and concurrency sweep on the real engine
+    "measure/test_resume_kill.py",  # SIGKILLed measure processes
     "pages/test_determinism.py",  # two builds in subprocesses
     "fleet/test_fleet_cluster.py",  # a Ray cluster running real campaigns
     # Sites published through mkdocs: the archive, objects, atomic switches, links, serving
@@ -45,9 +45,8 @@ SLOW_MODULES = (
     "pages/test_archive.py",
     "pages/test_build.py",
     "pages/test_links.py",
-    "test_serve.py",
-    "test_audit.py",
-    "test_audit_tampering.py",
+    "commands/test_audit.py",
+    "commands/test_audit_tampering.py",
     "test_fuzz_inputs.py",  # 2,000 mutated input files, each through the command a user runs
 )
 SLOW_FIXTURES = frozenset(

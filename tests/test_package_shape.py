@@ -132,12 +132,26 @@ def test_the_package_root_holds_only_the_entry_points():
     assert {p.name for p in PACKAGE.glob("*.py")} == ENTRY_POINTS
 
 
+WHOLE_RUN_TESTS = {
+    "test_cli.py",  # the entry point
+    "test_end_to_end.py",  # measure and build with the real engine
+    "test_fuzz_inputs.py",  # every file a user gives, through the command that reads it
+    "test_package_shape.py",
+    "test_recipes.py",  # docs/project.md's recipes, across packages
+    "test_registry_lists.py",  # README, docs and --help against the registries
+}
+"""The tests that stay at ``tests/``: they are about the whole package, not one layer."""
+
+
 @pytest.mark.parametrize(
     "test_file",
     sorted(str(p.relative_to(ROOT / "tests")) for p in (ROOT / "tests").rglob("test_*.py")),
 )
-def test_each_test_folder_mirrors_a_package_folder(test_file):
+def test_each_test_file_sits_in_its_packages_folder(test_file):
     # tests/<package>/… for a package's modules; tests/browser/ is the real-browser tier
-    # (every page kind at once), tests/ itself for the entry points and whole-run tests.
+    # (every page kind at once); tests/ itself only for whole-run tests.
     folder = Path(test_file).parent
-    assert folder == Path(".") or folder == Path("browser") or (PACKAGE / folder).is_dir()
+    if folder == Path("."):
+        assert Path(test_file).name in WHOLE_RUN_TESTS
+    else:
+        assert folder == Path("browser") or (PACKAGE / folder).is_dir()

@@ -130,7 +130,7 @@ def test_location_options_never_make_a_configuration_comparison():
     from sitegen.plan.plan_file import load_plan
 
     plan = load_plan(
-        Path(__file__).parents[1] / "examples" / "plans" / "glm-h100-llamacpp-http.yaml"
+        Path(__file__).parents[2] / "examples" / "plans" / "glm-h100-llamacpp-http.yaml"
     )
     off, mtp = plan.conditions
     assert off.engine_options["base_url"] != mtp.engine_options["base_url"]

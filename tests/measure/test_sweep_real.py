@@ -10,7 +10,7 @@ from pathlib import Path
 from sitegen.cli import main
 from tests.sitefixtures import report_address
 
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 
 PLAN = """
 name: sweep-real
