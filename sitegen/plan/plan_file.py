@@ -96,6 +96,7 @@ def canonical_plan_json(plan: Plan) -> str:
     _drop_if_unset(data, "load")
     _drop_if_unset(data, "slo")
     _drop_if_unset(data, "headline")
+    _drop_if_unset(data, "series")
     for key, default in (
         ("dispersion", DispersionSpec()),
         ("telemetry", TelemetrySpec()),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from sitegen.core.author_fields import (
     AUTHOR_NAME,
@@ -23,8 +23,9 @@ from sitegen.core.author_fields import (
     TEMPLATE_ID,
     AuthorStr,
 )
-from sitegen.core.strict_model import StrictModel
 from sitegen.core.text import Bilingual
+from sitegen.plan.plan_part import PlanModel
+from sitegen.plan.series_spec import SeriesSpec
 
 PLAN_SCHEMA_VERSION: Final = 1
 
@@ -36,12 +37,6 @@ MAX_PLANNED_REQUESTS = 1_000_000
 (``repetitions: 1e9``) would only exhaust memory before anything runs."""
 MAX_TITLE_CHARACTERS = 200
 """A report title is a heading, not a document."""
-
-
-class PlanModel(StrictModel):
-    """A part of a plan: finite numbers only (``.inf`` or ``.nan`` reach no engine)."""
-
-    model_config = ConfigDict(**StrictModel.model_config, allow_inf_nan=False)
 
 
 SpeculativeMode = Literal[
@@ -460,6 +455,9 @@ class Plan(PlanModel):
     headline: HeadlineSpec | None = None
     """The comparison the summary leads with (``None``: the first pair in plan order on
     its first input, stated as such on the summary)."""
+    series: SeriesSpec | None = None
+    """The factor this plan's campaigns vary in, one campaign per value: a series of
+    campaigns of this plan (``None``: one campaign, resumed by every ``measure``)."""
 
     @model_validator(mode="before")
     @classmethod
