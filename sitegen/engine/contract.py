@@ -54,7 +54,7 @@ class Engine(ABC):
 
     def option_flags(self) -> dict[str, str]:
         """The options the condition sets, as given, for the provenance flags (location
-        options included: ``registry.location_options`` tells them apart)."""
+        options included: ``engine_registry.location_options`` tells them apart)."""
         return {key: str(value) for key, value in self.condition.engine_options.items()}
 
     @abstractmethod
