@@ -339,8 +339,8 @@ class _SkipWithReason(argparse.Action):
 
 
 class _PrintVersion(argparse.Action):
-    """``--version``, looked up only when asked (reading the package metadata would cost
-    every other command a few tens of milliseconds)."""
+    """``--version``, looked up only when asked (reading the package metadata would slow
+    the start of every other command)."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         print(f"sitegen {installed_version()}")
@@ -388,8 +388,8 @@ def main(argv: list[str] | None = None, exit_at_once: bool = False) -> int:
 
 def exit_without_teardown(code: int) -> NoReturn:
     """End the process once its output is flushed, without Python freeing each of its
-    objects: after a build that teardown of pandas', mkdocs' and pydantic's objects takes
-    some 0.4 s, a tenth of a small build (mypy's fast exit does the same). Only after
+    objects: after a build, tearing down pandas', mkdocs' and pydantic's objects one by one
+    is time no one waits for (mypy's fast exit does the same). Only after
     commands that leave no thread, child process or temporary file behind (the exit
     handlers this skips would have nothing to do)."""
     sys.stdout.flush()

@@ -69,8 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _publishing_only_in_slow_tests() -> None:
     """A test outside the slow tier that publishes a site fails, naming the cure. A
-    publication runs mkdocs once per language: about a second even for a tiny campaign
-    (51 tests that published took 67 of the inner loop's 176 test-seconds). The inner
+    publication runs mkdocs once per language, slow even for a tiny campaign. The inner
     loop checks reading, validation, statistics and every rendered page (``render_site``);
     publishing (the archive, atomic switches, faults while writing) is the slow tier's."""
     import sitegen.publish.site as site
@@ -107,9 +106,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     # Not psutil's physical cores (xdist's choice when psutil is installed): they ignore a
     # container's CPU set, and two vCPUs that are one core's two threads count as one.
     # One more where the slow tests run: they wait on the processes they start (browsers,
-    # engines, Ray, builds to kill), so that with one worker per CPU, 2 CPUs were busy 1.1
-    # of 2 on average (the full suite side by side: 448 s with 2 workers, 324 s with 3).
-    # The fast ones keep the CPUs busy by themselves.
+    # engines, Ray, builds to kill), so that one worker per CPU leaves the CPUs idle much
+    # of the time. The fast ones keep the CPUs busy by themselves.
     spare = 0 if config.option.markexpr == "not slow" else 1
     return max(1, min(len(os.sched_getaffinity(0)) + spare, MAX_WORKERS))
 
@@ -130,7 +128,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # What was imported and collected lives to the end: kept out of the garbage collector's
-    # full passes, which walked some 250,000 objects each (4 s of a worker's 110 s).
+    # full passes, which would walk all of it again each time.
     gc.freeze()
     # Here, not at configure: xdist's controller collects nothing and runs no test, so it
     # need not import the renderer.

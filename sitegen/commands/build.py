@@ -356,9 +356,9 @@ def publish(
 
 COLLECT_FROM_RECORDS = 10_000
 """From this many records on, a build collects the garbage of its statistics before it
-renders, and of its pages before it publishes: that lowers its peak of memory (some 200 MB
-at 400,000 records). Below, there is little to free, and a full collection costs a small
-build a seventh of its time (more in a process that holds much else, as the tests do)."""
+renders, and of its pages before it publishes: that lowers its peak of memory. Below,
+there is little to free, and a full collection costs a small build more time than the
+memory it frees is worth (more in a process that holds much else, as the tests do)."""
 
 
 def release_garbage(records: int) -> None:

@@ -1,7 +1,7 @@
 """``sitegen build``: publish the records as a new version of the site (``commands.build``),
 unless nothing changed since the site in place was built.
 
-An unchanged site is known before the renderer is imported (most of a second): the build
+An unchanged site is known before the renderer (slow to import) is imported: the build
 pipeline is imported only when there is something to build.
 """
 

@@ -3,7 +3,7 @@
 Field docstrings are the data dictionary: they become the fields' descriptions in the JSON
 Schemas the site publishes. They are read from the models' source when a schema is made,
 each module parsed once (pydantic's ``use_attribute_docstrings`` reads them as each class
-is created, a fifth of a second of every start of sitegen for some hundred models).
+is created, which every start of sitegen would pay for every model).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""YAML read with libyaml's parser when PyYAML has it: the pure-Python parser took most of
-the time a build spends loading catalogs and rules.
+"""YAML read with libyaml's parser when PyYAML has it: the pure-Python parser is far
+slower on the catalogs and rules every build loads.
 
 Also the bounds on the text files a user gives (plans, declarations, ``mkdocs.yml``,
 content pages, catalogs): each excess is one line naming the file, never a traceback or an

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def _parser(module: str) -> Any:
     """An importer's module, imported when a file is read: the CLI lists the formats on
-    every start, and the parsers' models cost an up-to-date build most of its time."""
+    every start, and an up-to-date build should not pay for building the parsers' models."""
     return import_module(f"sitegen.importers.{module}")
 
 

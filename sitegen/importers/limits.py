@@ -19,8 +19,7 @@ from sitegen.core.errors import DataError, Issue, one_line
 
 MAX_INFLATED_BYTES = 1 << 30
 """The most a ``.gz`` source may inflate to (1 GiB): decompression stops one byte past it
-and the file is refused. The largest real export we know of (AIPerf, 100k requests) is
-under a tenth of it."""
+and the file is refused. Real exports stay far below it."""
 
 MAX_JSON_DEPTH = 64
 """The deepest nesting of objects and lists a JSON source (or the JSON text a source holds,

@@ -2,7 +2,7 @@
 
 The specs are plain dicts in plotly.js's schema (tests check them against plotly's own
 figure validation): building them through plotly.py's figure objects validated every point
-again and took seconds on a large campaign.
+again, a cost that grows with the campaign.
 """
 
 from __future__ import annotations

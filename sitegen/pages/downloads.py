@@ -165,8 +165,8 @@ def _neutralise_column(column: pd.Series) -> pd.Series:
 def _formula_candidates(column: pd.Series) -> Iterable[object]:
     """The column's distinct values that ``neutralise_cell`` may change. Text in Arrow is
     sorted out there, a letter or digit first being never changed: no Python string for
-    each of 400,000 distinct trial ids, and no pandas call per step (a table's dozens of
-    small text columns took most of writing its CSV)."""
+    each distinct trial id, and no pandas call per step (a table's many small text columns
+    would each pay it)."""
     if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
         text = pa.array(column)
         plain = pc.fill_null(pc.match_substring_regex(text, _ASCII_ALNUM_FIRST), True)
@@ -224,7 +224,7 @@ def _gzip_lines(lines: Iterable[bytes], target: Path) -> str:
     digest = hashlib.sha256()
     with (
         target.open("wb") as out,
-        # Level 6 (zlib's default): level 9, gzip's, takes twice the time for a few percent.
+        # Level 6 (zlib's default): level 9, gzip's, costs much more time for little gain.
         gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=6) as packed,
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitegen-gzip") as compressor,
     ):
@@ -313,8 +313,8 @@ def quality_tables(report: Report) -> list[tuple[str, pd.DataFrame]]:
 
 def _tables(report: Report) -> Iterator[tuple[str, pd.DataFrame]]:
     """The tables offered as CSV and Parquet, in order, each made when it is asked for: the
-    per-device tables of 400,000 records (``memory`` some 75 MB, ``telemetry`` 110 MB) are
-    never in memory together."""
+    per-device tables (``memory``, ``telemetry``: a row per record and device), large for a
+    large campaign, are never in memory together."""
     yield "trials", report.trials
     yield "speed_summary", report.summary
     yield "latency_percentiles", report.latency

@@ -174,8 +174,8 @@ def version_url(settings: SiteSettings, label: str) -> str:
 @dataclass(frozen=True)
 class ReportNav:
     """What the navigation shows of a report: its folder, title and pages. A version is
-    published from these, not from the reports, so their tables (hundreds of MB at
-    400,000 records) are freed before mkdocs runs."""
+    published from these, not from the reports, so their tables (large for a large
+    campaign) are freed before mkdocs runs."""
 
     slug: str
     title: dict[str, str]
@@ -294,11 +294,11 @@ _THEME_FILES: dict[tuple, list[tuple[str, str | None]]] = {}
 
 def _theme_files(files: Any, env: Any, config: Any) -> None:
     """mkdocs' ``Files.add_files_from_theme`` with the theme's files listed once per
-    process: mkdocs walks every theme folder (material's holds some 14,000 icons) for each
-    language of every build, and the packaged theme does not change while sitegen runs.
-    The same files are added as mkdocs adds them (those the docs tree has no file for),
-    but for the lunr scripts the search never loads: some 880 KB (Thai's segmenter alone
-    is 680 KB), a quarter of a small site."""
+    process: mkdocs walks every theme folder (material's holds its whole icon set) for
+    each language of every build, and the packaged theme does not change while sitegen
+    runs. The same files are added as mkdocs adds them (those the docs tree has no file
+    for), but for the lunr scripts the search never loads: they would be a large share of
+    a small site's bytes."""
     from mkdocs import utils
     from mkdocs.structure.files import File, Files
 
@@ -325,7 +325,7 @@ class _WithoutDotFolders:
     """A theme environment's template names as jinja's ``FileSystemLoader`` lists them, but
     never looking inside a folder whose name starts with a dot, nor at such a file:
     mkdocs' filter of theme files drops every such path (``.*`` and ``*/.*``), and walking
-    material's ``.icons`` (some 14,000 files) was most of the listing's time."""
+    material's ``.icons`` (its whole icon set) would be the bulk of the listing."""
 
     folders: tuple[str, ...]
 

@@ -2,10 +2,10 @@
 
 Pages reach mkdocs as heading lines and blocks of HTML the build rendered. The HTML
 blocks pass through Python-Markdown as short marks: parsing the page's HTML again (its
-raw-HTML preprocessor) took most of the Markdown time and changed nothing. A partial's
+raw-HTML preprocessor) would cost time and change nothing. A partial's
 part between ``<!--sitegen:unindexed-->`` and ``<!--/sitegen:unindexed-->`` (every
 trial's numbers, say) is put back only once the search plugin has indexed the page: its
-numbers would only fill the index, and parsing them took most of the index's time. A
+numbers would only fill the index, and parsing them would only slow it down. A
 page's navigation keeps to its own report (``on_nav``).
 """
 

@@ -150,7 +150,8 @@ Docs = dict[str, bytes | Path]
 COLLECT_EACH_PAGE_RECORDS = 100_000
 """From this many records on, each page's garbage is collected as soon as it is rendered:
 it matters to the peak of memory only for large reports, and a full collection per page
-doubled the CPU time of small builds in a process holding much else (the test suite)."""
+costs small builds much time for little memory, the more so in a process holding much
+else (the test suite)."""
 
 
 def render_docs(
@@ -298,7 +299,7 @@ class _PageRenderer:
         if self.collect_each_page:
             # A page's template context and directives are garbage in reference cycles
             # that hold what the page computed: freed page by page, not left to pile up
-            # (70 MB at 400,000 records, the build's peak of memory).
+            # into the build's peak of memory.
             gc.collect()
             release_freed_memory()
         if text is not None:
@@ -327,7 +328,7 @@ are written meanwhile; the method page lists every literal of its report's pages
 
 WRITE_BESIDE_BELOW_RECORDS = 10_000
 """Campaigns with fewer records in all have their downloads written in a forked process
-while the pages render (on two cores most of their time is then hidden). Larger ones write
+while the pages render (their time then overlaps the rendering's). Larger ones write
 them in the build's own process: there memory, not time, is the limit, and a child doing
 the writing would add its working memory to the build's."""
 

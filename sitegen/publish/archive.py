@@ -54,7 +54,7 @@ def sha256_bytes(data: bytes) -> str:
 
 def hash_tree(directory: Path, hashes: FileHashes | None = None) -> dict[str, str]:
     """``relative path → sha256`` of every file below ``directory`` (manifest excluded),
-    each read in blocks (a version's downloads grow to hundreds of MB)."""
+    each read in blocks (a version's downloads may be larger than memory should hold)."""
     hashes = hashes or FileHashes()
     return {
         path.relative_to(directory).as_posix(): hashes.of(path)

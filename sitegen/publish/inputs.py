@@ -1,5 +1,5 @@
 """What a build is made from, hashed: an unchanged build stops here, before anything
-imports the renderer (pandas, plotly, mkdocs take most of a second to import)."""
+imports the renderer (pandas, plotly and mkdocs are slow to import)."""
 
 from __future__ import annotations
 

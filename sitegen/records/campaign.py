@@ -113,7 +113,8 @@ class Campaign:
     def latest_start(self) -> datetime | None:
         """Start of the campaign's latest record (``None``: it has none), found once (the
         version's date and the signature of the downloads both need it). One start at a
-        time: 400,000 starts as Python strings at once would be a build's peak of memory."""
+        time: a large campaign's starts as Python strings at once would be a build's peak
+        of memory."""
         starts = (datetime.fromisoformat(start) for start in self.rows["started_at"].unique())
         return max(starts, default=None)
 

@@ -196,7 +196,7 @@ class Redactor:
         for name in ("prompt", "text", "reasoning_text"):
             update[name] = self.scrub_known(getattr(record, name))
         redacted = record.model_copy(update=update)
-        # The same fields are set: share the set as the lean records do (2 KB a record).
+        # The same fields are set: share the set as the lean records do (not a copy each).
         object.__setattr__(redacted, "__pydantic_fields_set__", record.__pydantic_fields_set__)
         return redacted
 

@@ -94,8 +94,7 @@ _SCHEMA = pa.schema(
 _PARSE = pa_json.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="ignore")
 # Arrow's memory (these columns, and pandas' text columns) from the C library's
 # allocator: blocks freed by one stage of a build are reused by the next and given back
-# by ``release_freed_memory``, where Arrow's default pool keeps them (30 MB at 40,000
-# records).
+# by ``release_freed_memory``, where Arrow's default pool would keep them.
 pa.set_memory_pool(pa.system_memory_pool())
 
 
@@ -139,7 +138,7 @@ class RecordTable:
         ``record`` column, such as ``peak_memory`` or ``telemetry``)."""
         at = devices["record"].to_numpy()
         # Taken as they are: text columns stay Arrow strings (``to_numpy`` would make one
-        # Python string per row, hundreds of MB at 400,000 records).
+        # Python string per row, too much memory for a large campaign).
         return pd.DataFrame(
             {name: self.rows[name].take(at).reset_index(drop=True) for name in names}
         )
@@ -186,7 +185,7 @@ _DIGITS_AS_NUL = bytes(0 if chr(byte).isdigit() and byte < 128 else byte for byt
 its own), so a run of digits is a run of NULs."""
 _LONG_NUMBER = bytes(19)
 """A run of digits that may be an integer out of ``INT64``'s range, translated: found by a
-substring search, some ten times quicker than a regular expression over a record's texts."""
+substring search, far quicker than a regular expression over a record's texts."""
 
 
 def out_of_range(line: bytes) -> str | None:

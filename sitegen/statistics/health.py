@@ -2,7 +2,7 @@
 
 A drafter that never loaded (memory full), or a mode the engine silently ignored,
 proposes no drafts; the run then measures the engine without speculation, and its ratio
-to the baseline says nothing about speculation (seed report 002: 0.6× at 96 % VRAM).
+to the baseline says nothing about speculation.
 """
 
 from __future__ import annotations

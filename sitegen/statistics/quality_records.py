@@ -63,7 +63,7 @@ def score_quality(
     factor_of = {quality.off_condition: "off", quality.on_condition: "on"}
     quality_inputs = [i for i, item in items.items() if item.kind != "speed"]
     # Only the columns scoring reads: three copies of every column of nearly every record
-    # (measured, ok, scored) were most of a large build's memory.
+    # (measured, ok, scored) would be a large build's peak of memory.
     measured = rows.loc[
         (rows["role"] == "measured") & rows["input_id"].isin(quality_inputs),
         [*SCORED_FIELDS, "status"],
@@ -178,7 +178,7 @@ def _score_block(
                     "reason": score.reason,
                     "answered": score.answered,
                     "correct": score.outcome == "correct",
-                    # Only compared for identical outputs: the digest, not 2 KB per answer.
+                    # Only compared for identical outputs: the digest, not the whole text.
                     "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
                 },
             )

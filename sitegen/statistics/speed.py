@@ -116,7 +116,7 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _present_values(frame: pd.DataFrame, metric: str) -> np.ndarray:
     """The values of ``metric`` in ``frame`` that are there, as floats (numpy: pandas'
-    per-call cost made most of a small summary's time); none where a frame lacks the
+    per-call cost would outweigh a small summary's work); none where a frame lacks the
     column (built before it existed)."""
     if metric not in frame:
         return np.array([], dtype=float)
@@ -131,7 +131,7 @@ def records_of(frame: pd.DataFrame) -> list[dict[str, object]]:
     if not names:
         return [{} for _ in range(len(frame))]
     # Column by column as Python values, then rows: pandas' own ``where`` + ``to_dict``
-    # costs a small report's pages a fifth of their time.
+    # is slow for the many small frames a report's pages read.
     columns = [[None if _missing(v) else v for v in frame[name].tolist()] for name in names]
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
