@@ -133,7 +133,7 @@ def test_add_a_statistic(project, data, tmp_path, monkeypatch):
 
 def test_add_a_caveat_rule(project, data, tmp_path, monkeypatch):
     # 1. an entry of the rule catalog (validation/rules.yaml); 2. a registered check
-    # (validation/checks.py).
+    # (validation/campaign_checks.py, page_checks.py or report_checks.py, by its scope).
     catalog = tmp_path / "rules.yaml"
     catalog.write_text(
         rules.RULE_CATALOG.read_text(encoding="utf-8")
