@@ -2,11 +2,11 @@
 
 The report partials print a figure only as a ``FigureCell`` made here: its value, its
 text (formatted by ``sitegen/core/formatting.py``, as every figure is) and its id, printed as
-``<span data-figure="ID">TEXT</span>``; the directives hand partials the cells of their
-rows (``figure_cells``), and the partials not yet given cells look one up by id
-(``figure(id)``, ``figure_span``); ``sitegen audit`` recomputes this table from a
-version's downloads and compares every marked figure of every page with it. One table,
-so a page cannot print a figure other than the one the audit recomputes.
+``<span data-figure="ID">TEXT</span>``; the directives hand partials the cells they
+print (``figure_cells``), so no template builds an id or formats a figure of its own;
+``sitegen audit`` recomputes this table from a version's downloads and compares every
+marked figure of every page with it. One table, so a page cannot print a figure other
+than the one the audit recomputes.
 
 Ids are ``/``-separated (plan ids never hold a ``/``):
 
@@ -143,10 +143,10 @@ class FigureCell:
 
 def figure_span(figures: dict[str, str], figure_id: str, value: Any = None) -> FigureCell:
     """The figure ``figure_id`` as a page prints it, marked for the audit; a figure the
-    table does not hold is an error (a template cannot print one of its own)."""
+    table does not hold is an error (a directive cannot print one of its own)."""
     if figure_id not in figures:
         raise jinja2.TemplateRuntimeError(
-            f"figure({figure_id!r}): not a figure of this report (pages/published_figures.py)"
+            f"{figure_id!r}: not a figure of this report (pages/published_figures.py)"
         )
     return FigureCell(value, figures[figure_id], figure_id)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.commands.build import render_site
+from sitegen.core.project import packaged_theme
 from sitegen.pages.i18n import load_catalogs
 from sitegen.plan.plan_models import ConditionSpec, DocumentSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
@@ -136,6 +137,17 @@ def test_speed_table_and_download_agree_with_the_summary_to_the_digit(seed_site,
         assert f'<td class="sg-num">{span}</td>' in unmarked(table)
     # Times in seconds with 2 decimals, rates with 2: no figure with 3 or more decimals.
     assert not re.findall(r"\d\.\d{3}", table)
+
+
+def test_partials_print_the_cells_their_directives_make_and_build_no_figure_id():
+    """A marked figure is a cell made once in Python (value, printed text, id): no partial
+    joins an id into a ``data-figure`` or looks a figure up (an imported report's own
+    ``figure`` macro prints its source tool's figures, which the audit does not recompute)."""
+    for partial in sorted((packaged_theme() / "partials").glob("*.html")):
+        text = partial.read_text(encoding="utf-8")
+        assert "{{" not in "".join(re.findall(r'data-figure="([^"]*)"', text)), partial.name
+        if "macro figure(" not in text:
+            assert "figure(" not in text, partial.name
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 from sitegen.core.formatting import FILTERS
 from sitegen.core.text import CONTROL_CHARACTERS
 from sitegen.pages.author_text import render_author_text
-from sitegen.pages.published_figures import FigureCell, figure_cells, figure_span, report_figures
+from sitegen.pages.published_figures import FigureCell, figure_cells, report_figures
 from sitegen.pages.safe_json import script_json
 from sitegen.pages.template_cache import bytecode_cache
 from sitegen.statistics.dispersion import IQR_FENCE
@@ -94,7 +94,8 @@ def one_block(html: str) -> Markup:
 def render_partial(ctx: PageContext, partial: str, **context: Any) -> Markup:
     """The partial ``partial`` rendered for the page of ``ctx`` with ``context``, as one
     raw-HTML block; every partial also gets the catalog (``t``), the language, the site
-    root, ``field_list`` and ``figure`` (a figure of the report by id)."""
+    root and ``field_list``. No partial looks a figure up: its directive hands it the
+    cells it prints (``cells``)."""
     template = ctx.env.get_template(partial)
     return one_block(
         template.render(
@@ -102,7 +103,6 @@ def render_partial(ctx: PageContext, partial: str, **context: Any) -> Markup:
             lang=ctx.catalog.lang,
             site_root=ctx.site_root,
             field_list=lambda names: field_list(ctx, names),
-            figure=lambda figure_id: figure(ctx, figure_id),
             **context,
         )
     )
@@ -115,11 +115,6 @@ def printed(ctx: PageContext) -> dict[str, str]:
     if report.slug not in ctx.printed_figures:
         ctx.printed_figures[report.slug] = report_figures(report)
     return ctx.printed_figures[report.slug]
-
-
-def figure(ctx: PageContext, figure_id: str) -> FigureCell:
-    """A figure of the report as ``report_figures`` prints it, marked for the audit."""
-    return figure_span(printed(ctx), figure_id)
 
 
 def cells(ctx: PageContext, prefix: str, values: dict[str, Any]) -> dict[str, FigureCell]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import jinja2
 from markupsafe import Markup
 
-from sitegen.pages.directives.common import render_partial
+from sitegen.pages.directives.common import cells, render_partial
 from sitegen.pages.directives.page_context import PageContext, directive
+from sitegen.pages.published_figures import FigureCell
 from sitegen.quality.suites import ALL_DOMAINS
 
 
@@ -16,6 +17,24 @@ def require_quality(ctx: PageContext):
     if quality is None:
         raise jinja2.TemplateRuntimeError("this report has no quality evaluation")
     return quality
+
+
+def primary_cells(ctx: PageContext) -> dict[str, FigureCell] | None:
+    """The primary accuracy result's figures as printed (``quality/…``: the difference
+    and its lower bound, plain and signed, and the margin, in percentage points; each
+    cell's value the proportion behind it), by name; ``None`` without a primary result."""
+    quality = ctx.require_report().quality
+    primary = quality.primary if quality is not None else None
+    if primary is None:
+        return None
+    values = {
+        "difference": primary.difference,
+        "difference_signed": primary.difference,
+        "lower_bound": primary.lower_bound,
+        "lower_bound_signed": primary.lower_bound,
+        "margin": primary.margin,
+    }
+    return cells(ctx, "quality", values)
 
 
 @directive("quality_result")
@@ -28,6 +47,7 @@ def quality_result(ctx: PageContext) -> Markup:
         "quality_result.html",
         report=report,
         quality=quality,
+        figures=primary_cells(ctx),
         outcomes=quality.outcomes.set_index("factor").to_dict("index"),
     )
 

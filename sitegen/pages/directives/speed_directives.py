@@ -3,6 +3,9 @@ generation rate (chart, table, completion times), memory and telemetry."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import jinja2
 from markupsafe import Markup
 
@@ -15,34 +18,92 @@ from sitegen.pages.directives.common import (
     render_partial,
 )
 from sitegen.pages.directives.page_context import PageContext, directive
+from sitegen.pages.directives.quality_directives import primary_cells
 from sitegen.pages.published_figures import SPEED_COLUMNS, FigureCell
 from sitegen.pages.safe_json import script_json
-from sitegen.statistics.headlines import MIN_RATIO_TRIALS
+from sitegen.statistics.headlines import MIN_RATIO_TRIALS, KeyPanel
 from sitegen.statistics.latency import MIN_VALUES
+from sitegen.statistics.speed import Comparison
 from sitegen.statistics.system import memory_gaps
 
 
+@dataclass(frozen=True)
+class ComparisonCells:
+    """What a headline sentence or the cards of one input print, as cells made once:
+    the ratio (``ratio_cells``) and, by condition, its speed summary (``speed_cells``)
+    and, on the cards, its TTFT percentiles (``latency/<condition>/<input>/ttft_s/…``)."""
+
+    ratio: dict[str, FigureCell]
+    speed: dict[str, dict[str, FigureCell]]
+    ttft: dict[str, dict[str, FigureCell]] = field(default_factory=dict)
+
+
+def speed_cells(ctx: PageContext, row: dict[str, Any]) -> dict[str, FigureCell]:
+    """One speed summary row's figures as printed (``speed/<condition>/<input>/<column>``,
+    ``SPEED_COLUMNS``), by column."""
+    prefix = f"speed/{row['condition_id']}/{row['input_id']}"
+    return cells(ctx, prefix, {column: row.get(column) for column in SPEED_COLUMNS})
+
+
 def speed_rows(ctx: PageContext) -> list[tuple[dict, dict[str, FigureCell]]]:
-    """Each speed summary row of the page's report with its figures as printed
-    (``speed/<condition>/<input>/<column>``, ``SPEED_COLUMNS``), by column."""
-    return [
-        (
-            row,
-            cells(
+    """Each speed summary row of the page's report with its figures as printed, by column."""
+    return [(row, speed_cells(ctx, row)) for row in ctx.require_report().summary_records]
+
+
+def ratio_cells(ctx: PageContext, comparison: Comparison) -> dict[str, FigureCell]:
+    """A comparison's speed-up as printed (``ratio/<baseline>/<treatment>/<input>/…``):
+    the ratio, the change in percent and the interval; none without a ratio (a ratio is
+    a figure only with its interval)."""
+    if comparison.ratio is None or comparison.ratio_interval is None:
+        return {}
+    low, high = comparison.ratio_interval
+    prefix = f"ratio/{comparison.baseline}/{comparison.treatment}/{comparison.input_id}"
+    values = {
+        "ratio": comparison.ratio,
+        "change": comparison.change_percent,
+        "low": low,
+        "high": high,
+    }
+    return cells(ctx, prefix, values)
+
+
+def panel_cells(ctx: PageContext, panel: KeyPanel) -> ComparisonCells:
+    """The figures of the cards of one input: its headline's ratio, each shown
+    condition's speed summary and TTFT P50 and P95."""
+    return ComparisonCells(
+        ratio_cells(ctx, panel.headline.comparison) if panel.headline is not None else {},
+        {condition: speed_cells(ctx, row) for condition, row in panel.rows.items()},
+        {
+            condition: cells(
                 ctx,
-                f"speed/{row['condition_id']}/{row['input_id']}",
-                {column: row.get(column) for column in SPEED_COLUMNS},
-            ),
-        )
-        for row in ctx.require_report().summary_records
-    ]
+                f"latency/{condition}/{panel.input_id}/ttft_s",
+                {"p50": row.get("p50"), "p95": row.get("p95")},
+            )
+            for condition, row in panel.ttft.items()
+        },
+    )
 
 
 @directive("headline")
 def headline(ctx: PageContext) -> Markup:
+    """Each comparison of the report as a sentence: the speed-up with its interval and
+    both medians, or why there is none; each with its acceptance and limits."""
     report = ctx.require_report()
+    rows = [
+        (
+            row,
+            ComparisonCells(
+                ratio_cells(ctx, row.comparison),
+                {
+                    row.comparison.baseline: speed_cells(ctx, row.baseline),
+                    row.comparison.treatment: speed_cells(ctx, row.treatment),
+                },
+            ),
+        )
+        for row in report.headline
+    ]
     return render_partial(
-        ctx, "headline.html", report=report, rows=report.headline, min_ratio_trials=MIN_RATIO_TRIALS
+        ctx, "headline.html", report=report, rows=rows, min_ratio_trials=MIN_RATIO_TRIALS
     )
 
 
@@ -57,18 +118,27 @@ def kpi_cards(ctx: PageContext) -> Markup:
     if figures is None:
         return Markup("")
     quality = report.quality
+    truncation = [
+        cells(
+            ctx, f"conditions/{row.condition_id}", {"length_capped": row.length_capped, "n": row.n}
+        )
+        for row in report.condition_overview
+        if row.condition_id in figures.conditions
+    ]
     return render_partial(
         ctx,
         "kpi_cards.html",
         report=report,
         figures=figures,
+        panels=[(panel, panel_cells(ctx, panel)) for panel in figures.panels],
         minimum=MIN_VALUES,
         min_ratio_trials=MIN_RATIO_TRIALS,
         quality=quality,
+        quality_cells=primary_cells(ctx),
         outcomes=quality.outcomes.set_index("factor").to_dict("index")
         if quality is not None
         else None,
-        overview=report.condition_overview,
+        truncation=truncation,
     )
 
 
@@ -191,7 +261,17 @@ def memory_table(ctx: PageContext) -> Markup:
         ctx,
         "memory_table.html",
         report=report,
-        rows=rows,
+        rows=[
+            (
+                row,
+                cells(
+                    ctx,
+                    f"memory/{row['condition_id']}/{row['device']}",
+                    {"median": row["median_mib"], "max": row["max_mib"]},
+                ),
+            )
+            for row in rows
+        ],
         memory_limit=report.plan.speculation_health.max_device_memory_mib,
         gaps=memory_gaps(report.plan, {row["condition_id"] for row in rows}, measured_conditions),
         labels=ctx.labels(report),
