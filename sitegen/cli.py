@@ -127,6 +127,13 @@ def _add_measure(commands) -> None:
     )
     measure_parser.add_argument("--data", type=Path, default=Path("data"), help="data directory")
     measure_parser.add_argument(
+        "--new-campaign",
+        action="store_true",
+        help="register a new campaign of each plan even though one exists: the next "
+        "campaign of a series (plans that declare series: {factor: ...}; without it, "
+        "measure resumes the series' latest campaign)",
+    )
+    measure_parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the planned trials (per condition and input, run order, seeds) and the "

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,42 @@ def test_refused_measure_exits_2_and_creates_nothing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown engine 'nope'" in err
     assert not data.exists()
+
+
+def test_new_campaign_of_a_plan_without_series_is_refused_naming_the_file(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    plan = tmp_path / "plan.json"
+    plan.write_text(canonical_plan_json(make_plan()), encoding="utf-8")
+    assert main(["measure", "--plan", str(plan), "--data", "data", "--new-campaign"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"plan {plan} declares no series" in err
+    assert not (tmp_path / "data").exists()
+
+
+def test_dry_run_names_the_campaign_a_series_measure_opens(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        canonical_plan_json(make_plan(series={"factor": "engine_build"}, repetitions=1)),
+        encoding="utf-8",
+    )
+    measure = ["measure", "--plan", str(plan), "--data", "data"]
+    assert main([*measure, "--dry-run"]) == 0
+    assert "campaign: would register a new campaign (the next of its series)" in (
+        capsys.readouterr().out
+    )
+    assert main(measure) == 0
+    (directory,) = (tmp_path / "data" / "campaigns").iterdir()
+    capsys.readouterr()
+    assert main([*measure, "--dry-run"]) == 0
+    assert f"campaign: would resume {Path('data', 'campaigns', directory.name)}" in (
+        capsys.readouterr().out
+    )
+    assert main([*measure, "--dry-run", "--new-campaign"]) == 0
+    assert "would register a new campaign (the next of its series)" in capsys.readouterr().out
+    assert len(list((tmp_path / "data" / "campaigns").iterdir())) == 1
 
 
 def test_measure_help_documents_the_exit_codes(capsys):

@@ -22,6 +22,11 @@ def measure(args: argparse.Namespace) -> int:
     if args.fleet:
         if args.dry_run:
             raise ConfigError("--dry-run checks a --plan or the demo; a fleet has no preflight")
+        if args.new_campaign:
+            raise ConfigError(
+                "--new-campaign starts the next campaign of a series plan given with --plan; "
+                "a fleet resumes its campaigns"
+            )
         return measure_fleet(args)
     from sitegen.core.project import project_plans
     from sitegen.measure.preflight import preflight, trial_summary
@@ -36,6 +41,8 @@ def measure(args: argparse.Namespace) -> int:
     # In a project: its plans/; elsewhere (or with none) the built-in demo.
     files = [args.plan] if args.plan else project_plans(Path("."))
     plans = [load_plan(path) for path in files] or DEMO_PLANS
+    if args.new_campaign:
+        _refuse_without_series(files, plans)
     display = MeasureDisplay()
     # The user's key signs every manifest update (and must be the project's key).
     signer = load_signer(Path("."))
@@ -45,21 +52,51 @@ def measure(args: argparse.Namespace) -> int:
         for plan in plans:
             if args.dry_run:
                 print("\n".join(trial_summary(plan)))
+                print(_campaign_to_open(plan, args.data, args.new_campaign))
             with display.preflight(plan.name) as waiting:
                 checks.append(preflight(plan, on_wait=waiting))
         refused = _print_preflight(checks, args.dry_run)
         if refused or args.dry_run:
             return EXIT_MEASURE_REFUSED if refused else EXIT_OK
-        return _run_campaigns(checks, args.data, display, signer)
+        return _run_campaigns(checks, args.data, display, signer, args.new_campaign)
     finally:
         for check in checks:
             check.close()
 
 
-def _run_campaigns(checks, data: Path, display, signer) -> int:
+def _refuse_without_series(files: list[Path], plans) -> None:
+    """``--new-campaign`` only for plans that declare a series: a plan without one has one
+    campaign, and a second would leave ``measure`` unable to tell which to resume."""
+    sources = [f"plan {path}" for path in files] or [f"demo plan {p.name}" for p in plans]
+    for plan, where in zip(plans, sources, strict=True):
+        if plan.series is None:
+            raise ConfigError(
+                f"{where} declares no series, so --new-campaign cannot start another campaign "
+                "of it: add `series: {factor: engine_build}` (or another factor) to the plan, "
+                "which makes it a new plan, or run without --new-campaign to resume its campaign"
+            )
+
+
+def _campaign_to_open(plan, data: Path, new_campaign: bool) -> str:
+    """What a measure would open for ``plan``: the campaign it resumes, or a new one."""
+    from sitegen.plan.plan_file import campaign_id
+    from sitegen.records.layout import CAMPAIGNS_DIR
+    from sitegen.records.registrations import find_campaign
+
+    found = find_campaign(data / CAMPAIGNS_DIR, plan, new_campaign)
+    if found is not None:
+        return f"campaign: would resume {found}"
+    series = " (the next of its series)" if plan.series is not None else ""
+    return (
+        f"campaign: would register a new campaign{series}, "
+        f"{data / CAMPAIGNS_DIR / campaign_id(plan, '<nonce>')}"
+    )
+
+
+def _run_campaigns(checks, data: Path, display, signer, new_campaign: bool) -> int:
     """Run the campaign of each plan that passed preflight, on the engines preflight
     opened; ``EXIT_MEASURE_INCOMPLETE`` when any leaves a planned trial without an ok
-    record."""
+    record. ``new_campaign``: each plan's next campaign of its series."""
     from sitegen.measure import run_campaign
     from sitegen.records.layout import CAMPAIGNS_DIR
     from sitegen.records.registrations import find_campaign
@@ -67,7 +104,7 @@ def _run_campaigns(checks, data: Path, display, signer) -> int:
     code = EXIT_OK
     for check in checks:
         plan = check.plan
-        earlier = find_campaign(data / CAMPAIGNS_DIR, plan)
+        earlier = find_campaign(data / CAMPAIGNS_DIR, plan, new_campaign)
         if earlier is not None:
             _note_engine_death(earlier)
         started = time.monotonic()
@@ -79,6 +116,7 @@ def _run_campaigns(checks, data: Path, display, signer) -> int:
                 phase=shown.phase,
                 engines=check.engines,
                 signer=signer,
+                new_campaign=new_campaign,
             )
         _print_result(result, time.monotonic() - started)
         if result.incomplete:

@@ -78,6 +78,7 @@ def run_campaign(
     phase: Phase | None = None,
     engines: dict[str, Engine] | None = None,
     signer: Signer | None = None,
+    new_campaign: bool = False,
 ) -> CampaignResult:
     """Attempt every planned trial without an ok record, appending one record per attempt.
 
@@ -85,11 +86,20 @@ def run_campaign(
     locked for the whole run and checked against its manifest before anything is appended
     (``LockedError``, ``IntegrityError``). ``engines``: engines already constructed by
     preflight (condition id → engine), used instead of loading them again and closed by
-    the run. ``signer``: signs every manifest update."""
+    the run. ``signer``: signs every manifest update. ``new_campaign``: register the next
+    campaign of the plan's series instead of resuming its latest."""
     validate_engine_options(plan)
     engine_class = get_engine_class(plan.engine)
-    with CampaignStore.open(data_dir / CAMPAIGNS_DIR, plan, signer) as store:
-        result = run_trials(plan, store, engine_class, progress, phase=phase, engines=engines)
+    with CampaignStore.open(data_dir / CAMPAIGNS_DIR, plan, signer, new_campaign) as store:
+        result = run_trials(
+            plan,
+            store,
+            engine_class,
+            progress,
+            phase=phase,
+            engines=engines,
+            factor_values=store.factor_values,
+        )
         store.sign()  # covers what the engine logged after the last record
     return result
 
@@ -102,13 +112,16 @@ def run_trials(
     node: NodeInfo | None = None,
     phase: Phase | None = None,
     engines: dict[str, Engine] | None = None,
+    factor_values: dict[str, list[str]] | None = None,
 ) -> CampaignResult:
     """The campaign runner: every trial of ``plan`` that needs an attempt, run and
     appended to ``store`` (a ``CampaignStore``, or the fleet's stand-in for it on a node).
-    ``node``: the Ray node of a fleet run, recorded in every record's provenance."""
+    ``node``: the Ray node of a fleet run, recorded in every record's provenance.
+    ``factor_values``: the values of the series factor the campaign holds (value → trial
+    ids), which every engine loaded must report again (``None``: the first one sets it)."""
     run = _CampaignRun.gather(plan, store, progress, phase)
     with native_output_to(store.engine_log_path):
-        runner = RoundRunner(plan, store, engine_class, node, phase, engines)
+        runner = RoundRunner(plan, store, engine_class, node, phase, engines, factor_values)
         try:
             for position, needed in group_rounds(run.queue):
                 condition_id = needed[0].condition_id

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
-from sitegen.core.errors import SitegenError, StorageError
-from sitegen.engine.contract import Engine
+from sitegen.core.errors import ConfigError, SitegenError, StorageError
+from sitegen.engine.contract import Engine, EngineDescription
 from sitegen.measure.requests import (
     Outcome,
     generation_requests,
@@ -24,6 +24,7 @@ from sitegen.plan.items import PlanItem, plan_items
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.plan.prompts import fit_prompt
 from sitegen.records.record_models import NodeInfo, TrialRecord
+from sitegen.records.series_factor import factor_value
 from sitegen.records.store import TrialSink
 
 Phase = Callable[[str, str, str], None]
@@ -44,6 +45,7 @@ class RoundRunner:
         node: NodeInfo | None = None,
         phase: Phase | None = None,
         engines: dict[str, Engine] | None = None,
+        factor_values: dict[str, list[str]] | None = None,
     ) -> None:
         self.plan = plan
         self.phase = phase or (lambda condition_id, phase, detail: None)
@@ -57,6 +59,15 @@ class RoundRunner:
         self.conditions = {c.id: c for c in plan.conditions}
         self.items = plan_items(plan)
         self.recorder = TrialRecorder(plan, store, self.items, node)
+        self.series_values = {
+            value: f"trial {trial_ids[0]}"
+            + (f" and {len(trial_ids) - 1} more" if trial_ids[1:] else "")
+            for value, trial_ids in (factor_values or {}).items()
+        }
+        """For a plan with a series: each value of its factor the campaign was measured
+        with, and where it was recorded (from ``factor_values``: value → trial ids)."""
+        self.series_checked: dict[str, EngineDescription] = {}
+        """The description of each condition's engine last checked against the series."""
 
     def run(
         self, members: list[TrialSpec], attempts: dict[str, int], keep_loaded: set[str]
@@ -70,6 +81,8 @@ class RoundRunner:
         # Sequential blocks: free the previous condition's model before loading the next.
         self.close_all(keep=keep_loaded | {condition.id})
         engine = self.engine_for(condition)
+        if not isinstance(engine, str):
+            self._check_series(condition)
         self._enter(condition.id, "warm-up" if first.role == "warmup" else "measuring")
         spec = self.items[first.input_id]
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -123,6 +136,31 @@ class RoundRunner:
             self.engines[condition.id] = engine
             self.descriptions[condition.id] = engine.describe()
         return self.engines[condition.id]
+
+    def _check_series(self, condition: ConditionSpec) -> None:
+        """Refuse an engine that reports another value of the series factor than the
+        campaign holds (C-SERIES), before anything is recorded with it: a campaign of a
+        series measures one value, and another is the next campaign. The first engine of a
+        campaign without records sets the value."""
+        series, description = self.plan.series, self.descriptions[condition.id]
+        if series is None or self.series_checked.get(condition.id) is description:
+            return
+        provenance = self.recorder.provenance(description, condition)
+        value = factor_value(provenance, series.factor)
+        if value is None:  # a factor the plan fixes: every engine reports the plan's value
+            return
+        if not self.series_values:
+            self.series_values[value] = f"the engine of condition {condition.id} in this run"
+        if value not in self.series_values:
+            recorded = "; ".join(f"{v!r} ({where})" for v, where in self.series_values.items())
+            raise ConfigError(
+                f"campaign {self.store.campaign_id} ({self.store.directory}) of plan "
+                f"{self.plan.name}'s series by {series.factor} was measured with {recorded}, "
+                f"but the engine of condition {condition.id} reports {value!r}; nothing was "
+                "recorded with it. Measure the next campaign of the series with `sitegen "
+                f"measure --new-campaign`, or resume this one with its {series.factor}"
+            )
+        self.series_checked[condition.id] = description
 
     def close_all(self, keep: AbstractSet[str] = frozenset()) -> None:
         for condition_id in [c for c in self.engines if c not in keep]:

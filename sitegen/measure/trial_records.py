@@ -19,6 +19,7 @@ from sitegen.plan.items import PlanItem
 from sitegen.plan.plan_models import ConditionSpec, Plan
 from sitegen.records.metrics import compute_metrics
 from sitegen.records.record_models import (
+    ENGINE_NOT_LOADED_API,
     DeviceInfo,
     DeviceMemory,
     DeviceTelemetry,
@@ -136,7 +137,7 @@ class TrialRecorder:
             peak_memory=list(peaks) if end is not None else [],
             text="".join(c.answer for c in outcome.chunks),
             reasoning_text="".join(c.reasoning for c in outcome.chunks),
-            provenance=self._provenance(description, condition),
+            provenance=self.provenance(description, condition),
             telemetry=list(telemetry) if end is not None else [],
             round=round_info,
             engine_context_per_slot=description.context_per_slot if description else None,
@@ -151,13 +152,20 @@ class TrialRecorder:
             self._cuda_version = nvml_cuda_version()
         return self._cuda_version
 
-    def _provenance(
+    def provenance(
         self, description: EngineDescription | None, condition: ConditionSpec
     ) -> Provenance:
+        """The provenance of a record of ``condition`` whose engine described itself as
+        ``description`` (``None``: it never loaded, and the plan stands in for it)."""
         if description is None:
             model = self.plan.model_for(condition)
             description = EngineDescription(
-                engine=EngineInfo(id=self.plan.engine, version="unknown", build="unknown", api="-"),
+                engine=EngineInfo(
+                    id=self.plan.engine,
+                    version="unknown",
+                    build="unknown",
+                    api=ENGINE_NOT_LOADED_API,
+                ),
                 model=ModelInfo(
                     name=model.name,
                     file=model.source,

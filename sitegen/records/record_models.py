@@ -71,6 +71,10 @@ UNKNOWN_REMOTE_SHA256 = "unknown-remote"
 """``ModelInfo.sha256`` of a model file on another host that could not be hashed here
 (allowed only when the plan declares ``model.remote_unhashable``; pages say so)."""
 
+ENGINE_NOT_LOADED_API = "-"
+"""``EngineInfo.api`` of a record whose engine never loaded: its engine and model are the
+plan's, with version, build and hash unknown, as no engine described itself."""
+
 
 class DeviceInfo(StrictModel):
     """A device the engine ran on."""

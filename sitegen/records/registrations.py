@@ -9,9 +9,12 @@ names the deleted one, which the site then lists as discarded (``records.left_ou
 Campaigns registered before keep their id (``<plan name>-<12 hex>``) and are resumed by it.
 
 ``measure`` finds the campaign of a plan to resume by its directory: the one directory of
-that plan's name and hash under ``data/campaigns/`` (with or without a nonce). Finding it
-and creating a new one happen under a lock on the registry, so two ``measure`` of one plan
-started together find the same directory (and the second is refused by its lock).
+that plan's name and hash under ``data/campaigns/`` (with or without a nonce). A plan that
+declares a series (``Plan.series``) has one campaign per value of its factor, each
+registered by ``measure --new-campaign``: ``measure`` resumes the latest registered one.
+Finding it and creating a new one happen under a lock on the registry, so two ``measure``
+of one plan started together find the same directory (and the second is refused by its
+lock).
 """
 
 from __future__ import annotations
@@ -26,11 +29,18 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
-from sitegen.core.errors import Issue, StorageError, UsageError, one_line, pydantic_issues
+from sitegen.core.errors import (
+    IntegrityError,
+    Issue,
+    StorageError,
+    UsageError,
+    one_line,
+    pydantic_issues,
+)
 from sitegen.core.strict_model import StrictModel
 from sitegen.plan.plan_file import plan_sha256
 from sitegen.plan.plan_models import Plan
-from sitegen.records.layout import REGISTRY_FILE
+from sitegen.records.layout import MANIFEST_FILE, REGISTRY_FILE
 
 NONCE_HEX = 8
 """Hex digits of a registration nonce (32 random bits)."""
@@ -72,12 +82,34 @@ def nonce_of(directory_name: str, plan: Plan) -> str | None:
     raise ValueError(f"{directory_name} is not a campaign of plan {plan.name}")
 
 
-def find_campaign(campaigns_dir: Path, plan: Plan) -> Path | None:
-    """The campaign directory of ``plan`` under ``campaigns_dir`` that ``measure``
-    resumes (``None``: there is none, the plan is registered anew). Raises ``UsageError``
-    when there are several (``measure`` cannot tell which one to resume)."""
+def find_campaign(campaigns_dir: Path, plan: Plan, new: bool = False) -> Path | None:
+    """The campaign directory of ``plan`` under ``campaigns_dir`` that ``measure`` opens
+    (``None``: the plan is registered anew, as a new campaign). ``new``: the next campaign
+    of a series (``measure --new-campaign``); only a directory left by a kill before its
+    campaign began is taken over. Raises ``UsageError`` when ``measure`` cannot tell which
+    campaign to resume, or ``new`` is asked of a plan without a series."""
+    found = _plan_directories(campaigns_dir, plan)
+    if plan.series is not None:
+        return _series_campaign(campaigns_dir, plan, found, new)
+    if new:
+        raise UsageError(
+            f"plan {plan.name} declares no series, so it has one campaign, resumed by every "
+            "measure: declare `series: {factor: ...}` in the plan to measure it again as a "
+            "campaign of its own"
+        )
+    if len(found) > 1:
+        names = ", ".join(sorted(path.name for path in found))
+        raise UsageError(
+            f"{campaigns_dir}: several campaigns of plan {plan.name} ({names}); measure "
+            "resumes one: move the others out of the data directory"
+        )
+    return found[0] if found else None
+
+
+def _plan_directories(campaigns_dir: Path, plan: Plan) -> list[Path]:
+    """Every campaign directory of ``plan`` (with or without a nonce), sorted by name."""
     if not campaigns_dir.is_dir():
-        return None
+        return []
     found = []
     for path in campaigns_dir.iterdir():
         try:
@@ -86,13 +118,38 @@ def find_campaign(campaigns_dir: Path, plan: Plan) -> Path | None:
             continue
         if path.is_dir():
             found.append(path)
-    if len(found) > 1:
-        names = ", ".join(sorted(path.name for path in found))
-        raise UsageError(
-            f"{campaigns_dir}: several campaigns of plan {plan.name} ({names}); measure "
-            "resumes one: move the others out of the data directory"
+    return sorted(found)
+
+
+def _series_campaign(campaigns_dir: Path, plan: Plan, found: list[Path], new: bool) -> Path | None:
+    """The campaign of a series plan to open: one a kill left before its first manifest
+    (taken over, whether or not ``new``: it never began), else none when ``new``, else the
+    latest registered (registry order)."""
+    unstarted = [path for path in found if not (path / MANIFEST_FILE).exists()]
+    if unstarted:
+        return unstarted[0]
+    if new:
+        return None
+    if len(found) <= 1:
+        return found[0] if found else None
+    issues: list[Issue] = []
+    order = {
+        registration.campaign_id: position
+        for position, registration in enumerate(read_registry(campaigns_dir.parent, issues))
+    }
+    if issues:
+        raise IntegrityError(
+            f"{issues[0].location}: {issues[0].message}; measure reads the registry to tell "
+            f"the latest campaign of series plan {plan.name} (repair or remove that line)"
         )
-    return found[0] if found else None
+    unregistered = [path.name for path in found if path.name not in order]
+    if unregistered:
+        raise UsageError(
+            f"{campaigns_dir}: campaign(s) {', '.join(unregistered)} of series plan "
+            f"{plan.name} are not in {campaigns_dir.parent / REGISTRY_FILE}, so measure cannot "
+            "tell the latest campaign to resume: move the others out of the data directory"
+        )
+    return max(found, key=lambda path: order[path.name])
 
 
 @contextmanager

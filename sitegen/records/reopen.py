@@ -21,6 +21,7 @@ from typing import BinaryIO, Literal
 
 from pydantic import ValidationError
 
+from sitegen.core.comparison_spec import SetupField
 from sitegen.core.errors import IntegrityError, Issue, StorageError, pydantic_issues
 from sitegen.core.signing import Signer, signature_issues
 from sitegen.plan.plan_file import canonical_plan_json, plan_sha256
@@ -40,6 +41,7 @@ from sitegen.records.layout import (
 from sitegen.records.manifest_writer import GrowingDigest
 from sitegen.records.record_models import ArtifactEntry, Manifest, TrialRecord
 from sitegen.records.registrations import Registration, append_registration, nonce_of
+from sitegen.records.series_factor import note_factor_value
 from sitegen.records.verify import RULE, artifact_issues, campaign_files
 
 
@@ -68,6 +70,9 @@ class Reopened:
     registered_at: str | None
     nonce: str | None
     """The registration nonce (``None``: a campaign registered before nonces were)."""
+    factor_values: dict[str, list[str]]
+    """For a plan with a series: each value of its factor in the campaign's records with
+    the trial ids holding it (``records.series_factor``); empty otherwise."""
 
 
 def reopen(directory: Path, plan: Plan, signer: Signer | None) -> Reopened:
@@ -82,7 +87,8 @@ def reopen(directory: Path, plan: Plan, signer: Signer | None) -> Reopened:
         issues = signature_issues(directory / MANIFEST_FILE, signer.public_key)
         if issues:
             raise _refusal(issues)
-    records = RecordsFile.read(records_path, _signed_records_size(manifest))
+    factor = plan.series.factor if plan.series is not None else None
+    records = RecordsFile.read(records_path, _signed_records_size(manifest), factor)
     if records.issues:
         raise _refusal(records.issues)
     if manifest is None:
@@ -144,6 +150,7 @@ def _start(directory: Path, plan: Plan, record_count: int) -> Reopened:
         log_digests=[GrowingDigest(relative) for relative in LOG_FILES],
         registered_at=registered_at,
         nonce=nonce_of(directory.name, plan),
+        factor_values={},
     )
 
 
@@ -167,6 +174,7 @@ def _resume(directory: Path, plan: Plan, manifest: Manifest, records: RecordsFil
         log_digests=log_digests,
         registered_at=manifest.registered_at,
         nonce=nonce,
+        factor_values=records.factor_values,
     )
 
 
@@ -267,9 +275,13 @@ class RecordsFile:
     """``records.jsonl`` as reopening reads it: line by line, keeping no record, only the
     latest attempt of each trial, the problems, and what resuming checks and signs."""
 
-    def __init__(self, signed_size: int) -> None:
+    def __init__(self, signed_size: int, factor: SetupField | None) -> None:
         self.signed_size = signed_size
         """Bytes of the file the manifest signed (0 without a manifest)."""
+        self.factor = factor
+        """The factor of the plan's series (``None``: the plan declares none)."""
+        self.factor_values: dict[str, list[str]] = {}
+        """Each value of ``factor`` in the records with the trial ids holding it."""
         self.latest: dict[str, LatestAttempt] = {}
         self.record_count = 0
         self.issues: list[Issue] = []
@@ -287,9 +299,10 @@ class RecordsFile:
         """SHA-256 of the whole lines' bytes after the signed ones."""
 
     @classmethod
-    def read(cls, path: Path, signed_size: int) -> RecordsFile:
-        """The file read once, one line in memory at a time; a missing file reads empty."""
-        records = cls(signed_size)
+    def read(cls, path: Path, signed_size: int, factor: SetupField | None = None) -> RecordsFile:
+        """The file read once, one line in memory at a time; a missing file reads empty.
+        ``factor``: the factor of the plan's series, whose values are gathered."""
+        records = cls(signed_size, factor)
         try:
             with path.open("rb") as handle:
                 lines = records._whole_lines(handle)
@@ -325,6 +338,8 @@ class RecordsFile:
         known = self.latest.get(record.trial_id)
         if known is None or record.attempt > known.attempt:
             self.latest[record.trial_id] = LatestAttempt.of(record)
+        if self.factor is not None:
+            note_factor_value(self.factor_values, record, self.factor)
 
 
 def _signed_records_size(manifest: Manifest | None) -> int:

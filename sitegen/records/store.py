@@ -66,6 +66,9 @@ class CampaignStore:
         self.engine_log_path = directory / ENGINE_LOG
         self.telemetry_log_path = directory / TELEMETRY_LOG
         self._latest = reopened.latest
+        self.factor_values = reopened.factor_values
+        """The values of the plan's series factor found on opening, each with its trial ids
+        (empty without a series): what a newly loaded engine must report again."""
         """The latest attempt of each trial found on opening (not those appended since)."""
         self._plan_entry = reopened.plan_entry
         self._records_digest = reopened.records_digest
@@ -79,19 +82,25 @@ class CampaignStore:
     @classmethod
     @contextmanager
     def open(
-        cls, campaigns_dir: Path, plan: Plan, signer: Signer | None = None
+        cls,
+        campaigns_dir: Path,
+        plan: Plan,
+        signer: Signer | None = None,
+        new_campaign: bool = False,
     ) -> Iterator[CampaignStore]:
         """Create the campaign directory (a new registration, with a new nonce: see
         ``records.registrations``), or reopen the plan's campaign to resume, and hold its lock
         until the block ends. Raises ``LockedError`` if another process holds it and
         ``IntegrityError`` if the files do not match the manifest, or (with a ``signer``)
         if the manifest in place is not signed by the signer's key; a directory that holds
-        no plan yet is removed when opening fails. ``signer``: signs every manifest."""
+        no plan yet is removed when opening fails. ``signer``: signs every manifest.
+        ``new_campaign``: register the next campaign of the plan's series instead of
+        resuming the latest (``find_campaign``)."""
         with ExitStack() as held:
             # Found or created under the registry's lock, and locked before it is let go:
             # a second measure of the plan finds this directory, and its lock refuses it.
             with registry_lock(campaigns_dir.parent):
-                directory = find_campaign(campaigns_dir, plan)
+                directory = find_campaign(campaigns_dir, plan, new_campaign)
                 if directory is None:
                     directory = campaigns_dir / campaign_id(plan, new_nonce())
                 try:

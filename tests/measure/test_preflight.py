@@ -23,7 +23,7 @@ from sitegen.cli import main
 from sitegen.engine import server as server_module
 from sitegen.engine.fake import FakeEngine
 from sitegen.measure.progress import MeasureDisplay
-from sitegen.plan.plan_file import canonical_plan_json
+from sitegen.plan.plan_file import campaign_id, canonical_plan_json
 from sitegen.plan.plan_models import ConditionSpec, InputSpec, ModelSpec, Plan, SpeculativeSpec
 from tests.conftest import make_plan
 
@@ -224,6 +224,8 @@ def test_dry_run_prints_the_trials_and_creates_nothing(tmp_path, capsys):
         "  run order: off/warmup-0, off/short/r0, off/short/r1 … on/padded/r0, on/padded/r1, "
         "on/padded/r2",
         "  seeds: 1234 … 201234",
+        "campaign: would register a new campaign, "
+        f"{tmp_path / 'data' / 'campaigns' / campaign_id(make_plan(), '<nonce>')}",
         "preflight of plan unit: passed",
     ]
     assert not (tmp_path / "data").exists()
