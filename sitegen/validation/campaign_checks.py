@@ -20,6 +20,7 @@ from sitegen.records.campaign import Campaign, utc_time
 from sitegen.records.inclusion import enters_statistics
 from sitegen.records.layout import RECORDS_FILE
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
+from sitegen.records.series_factor import factor_fields, factor_value
 from sitegen.records.verify import verify_campaign
 from sitegen.validation.rules import check, violation
 
@@ -286,6 +287,31 @@ def _unhashed_model_declared(campaign: Campaign) -> list[Issue]:
             "the model was not hashed and the plan does not declare remote_unhashable",
         )
         for i in found[:1]
+    ]
+
+
+@check("C-SERIES", "campaign")
+def _one_factor_value(campaign: Campaign) -> list[Issue]:
+    """A campaign of a series measures one value of its factor: the first record with a
+    value sets it, and every record holding another is named (records whose engine never
+    loaded hold none)."""
+    series = campaign.plan.series
+    if series is None:
+        return []
+    values = _per_provenance(campaign, lambda p: factor_value(p, series.factor)).dropna()
+    if values.nunique() <= 1:
+        return []
+    first = values.index[0]
+    campaign_value, first_trial = values[first], campaign.rows["trial_id"].iat[first]
+    return [
+        violation(
+            "C-SERIES",
+            f"{campaign.record_location(i)} → {factor_fields(series.factor)}",
+            f"{series.factor} {values[i]!r}, but campaign {campaign.campaign_id} of plan "
+            f"{campaign.plan.name}'s series by {series.factor} was measured with "
+            f"{campaign_value!r} (from trial {first_trial} on)",
+        )
+        for i in values.index[values != campaign_value]
     ]
 
 

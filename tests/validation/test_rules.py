@@ -128,6 +128,8 @@ class RecordEdit:
 
     field: str
     mutate: Callable[[dict], None]
+    plan: dict | None = None
+    """Fields of the measured plan other than ``make_plan``'s (``None``: none)."""
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,16 @@ def _set(path: str, value):
     return mutate
 
 
+def _other_build_for(condition_id: str):
+    """A series campaign whose condition ``condition_id`` ran on another engine build."""
+
+    def mutate(record: dict) -> None:
+        if record["condition_id"] == condition_id:
+            record["provenance"]["engine"]["version"] += ".1"
+
+    return mutate
+
+
 FAILING_CASES = {
     "C-TRUNC": PageEdit("quality.md", 'data-caveat="C-TRUNC"', "", quality=True),
     "C-EXAMPLE": PageEdit("examples.md", 'data-caveat="C-EXAMPLE"', ""),
@@ -271,6 +283,11 @@ FAILING_CASES = {
         "vllm/vllm-serve.json", _vllm(lambda r: r["output_lens"].__setitem__(0, 10**15))
     ),
     "C-MAGNITUDE": ImportedEdit("vllm/vllm-serve.json", _vllm(_in_milliseconds_as_seconds)),
+    "C-SERIES": RecordEdit(
+        "→ provenance.engine.version, provenance.engine.build",
+        _other_build_for("on"),
+        plan={"series": {"factor": "engine_build"}},
+    ),
 }
 """One failing case per rule of the catalog (more cases follow below)."""
 
@@ -302,7 +319,8 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
             _import_edited(tmp_path, case)
         assert rule in rule_ids(caught.value)
         return
-    directory = publishable(tmp_path / "data", make_plan(), getattr(case, "mutate", None))
+    plan = make_plan(**(case.plan or {})) if isinstance(case, RecordEdit) else make_plan()
+    directory = publishable(tmp_path / "data", plan, getattr(case, "mutate", None))
     project = PROJECT
     if isinstance(case, AnnotationEdit):
         annotate(directory, **case.fields)
