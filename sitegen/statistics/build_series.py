@@ -25,6 +25,7 @@ import pandas as pd
 from sitegen.core.comparison_spec import SetupField
 from sitegen.plan.plan_models import Plan
 from sitegen.records.inclusion import closed_loop
+from sitegen.records.series_factor import factor_values
 from sitegen.statistics.report import Report
 from sitegen.statistics.series_verdicts import Better, StepVerdict, series_verdicts
 from sitegen.statistics.setups import (
@@ -32,7 +33,6 @@ from sitegen.statistics.setups import (
     SetupComparison,
     compare_setups,
     describe_setup,
-    record_setup,
     setup_records,
 )
 
@@ -73,8 +73,8 @@ class SeriesBuild:
 
     campaign_id: str
     factor_value: str
-    """The factor as the campaign's records show it (several distinct values joined with
-    `` | ``; ``-`` without records)."""
+    """The factor as the campaign's records hold it (``records.series_factor``; several
+    distinct values joined with `` | ``; ``-`` without a record whose engine loaded)."""
     registered_at: datetime | None
     cells: tuple[BuildCell, ...]
     """Every condition × speed input of the series, in plan order."""
@@ -282,14 +282,12 @@ def _figure(values: np.ndarray) -> MetricFigure:
 
 
 def _factor_value(report: Report, factor: SetupField) -> str:
-    """The factor as the campaign's records show it, each distinct value once."""
-    # TODO(series): use records.series_factor once it is committed.
+    """The factor as the campaign's records hold it (``records.series_factor``, the value
+    ``measure`` and C-SERIES compare), each distinct value once: read from one record of
+    each distinct setup, which include every distinct provenance."""
     campaign = report.campaign
-    shown = {
-        record_setup(record, factor)[factor].shown
-        for record in setup_records(campaign, campaign.rows)
-    }
-    return " | ".join(sorted(shown)) or "-"
+    found = factor_values(setup_records(campaign, campaign.rows), factor)
+    return " | ".join(sorted(found)) or "-"
 
 
 def regressions(series: BuildSeries) -> list[StepFinding]:

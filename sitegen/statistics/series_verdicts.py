@@ -30,8 +30,8 @@ the trials of one campaign cannot show.
 
 A real regression is itself one of the steps the fence is computed from. The upper
 quartile of n sizes (linear interpolation) lies at or below the second largest when n ≥
-5, so one step, however large, never moves the fence; in general the k largest steps do
-not when n ≥ 4k + 1. That is why ``MIN_STEPS_FOR_FENCE`` is 5: with four steps, one
+5, so the largest step, however large, never moves the fence; in general the sizes of the
+k largest steps do not when n ≥ 4k + 1. That is why ``MIN_STEPS_FOR_FENCE`` is 5: with four steps, one
 large change would raise the upper quartile towards itself and could hide below its own
 fence. A series whose every step changes a lot (noisy, or improving steadily build after
 build) has a high fence, and only a change beyond that is called faster or slower.
