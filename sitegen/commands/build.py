@@ -58,6 +58,7 @@ from sitegen.records.layout import LOCK_FILE, MANIFEST_FILE, campaign_directorie
 from sitegen.records.left_out import LeftOut, left_out_campaigns
 from sitegen.records.redact import Redactor, redact
 from sitegen.records.table import release_freed_memory
+from sitegen.statistics.build_series import BuildSeries, make_series
 from sitegen.statistics.comparison import (
     NOTHING_TO_COMPARE,
     CrossCampaign,
@@ -100,6 +101,8 @@ class RenderedSite:
     imported: list[ImportedReport]
     left_out: tuple[LeftOut, ...] = ()
     """Every campaign the site leaves out, with why (``records.left_out``)."""
+    series: tuple[BuildSeries, ...] = ()
+    """Every series of builds among the reports (``statistics.build_series``)."""
 
     @property
     def records(self) -> int:
@@ -109,15 +112,17 @@ class RenderedSite:
 
     def publication(self) -> Publication:
         """What publishing needs of this site (a new object: a rendering may be reused)."""
+        builds = {b.campaign_id: b.factor_value for s in self.series for b in s.builds}
         return Publication(
             self.docs,
             self.catalogs,
             self.scratch,
-            headline_figures(self.reports, self.imported),
-            tuple(ReportNav.of(r) for r in self.reports),
+            headline_figures(self.reports, self.imported, self.series),
+            tuple(ReportNav.of(r, builds.get(r.campaign.campaign_id)) for r in self.reports),
             tuple(c.spec.id for c in self.comparisons),
             tuple((r.slug, r.title) for r in self.imported),
             self.left_out,
+            tuple((s.address, s.plan.title.model_dump()) for s in self.series),
         )
 
 
@@ -140,6 +145,8 @@ class Publication:
     """Each imported campaign's report folder name and title per language."""
     left_out: tuple[LeftOut, ...] = ()
     """Every campaign the site leaves out, with why: the changelog lists them."""
+    series: tuple[tuple[str, dict[str, str]], ...] = ()
+    """Each series page's folder name and title per language."""
 
 
 @dataclass(frozen=True)
@@ -156,12 +163,16 @@ class DataRead:
 @dataclass(frozen=True)
 class Summaries:
     """What the summarize stage computed: each measured campaign's report (with the
-    campaigns of its plan left out and, in a signed project, its key) and each imported
-    campaign's."""
+    campaigns of its plan left out and, in a signed project, its key), each imported
+    campaign's, and every series of builds among the measured ones."""
 
     reports: list[Report]
     imported: list[ImportedReport]
     left_out: tuple[LeftOut, ...]
+    series: tuple[BuildSeries, ...] = ()
+    """The campaigns of each plan that declares a series, build by build, with each
+    step's verdicts (``make_series``): computed once, here, for every page that shows
+    them."""
 
 
 def build_site(
@@ -297,7 +308,7 @@ def summarize_campaigns(
     # Computing the statistics leaves garbage, some of it in reference cycles: freed and
     # given back before the pages are rendered.
     release_garbage(sum(len(c) for c in campaigns))
-    return Summaries(reports, imported, left_out)
+    return Summaries(reports, imported, left_out, tuple(make_series(reports)))
 
 
 def render_pages(
@@ -313,9 +324,25 @@ def render_pages(
     remove_abandoned_scratch()
     scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     docs = render_docs(
-        reports, catalogs, project_dir, Path(scratch.name), comparisons, imported, signer
+        reports,
+        catalogs,
+        project_dir,
+        Path(scratch.name),
+        comparisons,
+        imported,
+        signer,
+        summaries.series,
     )
-    return RenderedSite(reports, catalogs, docs, scratch, comparisons, imported, summaries.left_out)
+    return RenderedSite(
+        reports,
+        catalogs,
+        docs,
+        scratch,
+        comparisons,
+        imported,
+        summaries.left_out,
+        summaries.series,
+    )
 
 
 def publish(
@@ -350,6 +377,7 @@ def publish(
             figures,
             publication.comparisons,
             publication.imported,
+            publication.series,
         )
         return publish_version(build, project_dir, home, published, marker, signer)
 
@@ -386,7 +414,8 @@ def refuse_campaigns_being_measured(
 def report_address_collisions(campaigns: list[AnyCampaign]) -> list[Issue]:
     """Two published campaigns of plans with the same name would share one report address
     (``reports/<plan name>/``), as would an imported campaign named like a plan: one
-    issue naming both for each such pair."""
+    issue naming both for each such pair. The campaigns of a series have addresses of
+    their own (``Campaign.report_name``)."""
     first_by_name: dict[str, AnyCampaign] = {}
     issues = []
     for campaign in campaigns:

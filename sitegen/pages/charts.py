@@ -7,6 +7,7 @@ again, a cost that grows with the campaign.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import unicodedata
@@ -406,3 +407,47 @@ def load_chart(
             )
         )
     return _layout(traces, catalog.t("chart.load_offered"), y_title, rangemode="tozero")
+
+
+def series_chart(
+    lines: list[dict], builds: Sequence[str], metric_title: str, catalog: Catalog
+) -> dict:
+    """One line per condition × input over the builds of a series, in series order: each
+    build's median, its quartiles (the trials' spread, not an interval) as error bars.
+    ``lines`` are ``{"name", "y": [median | None], "quartiles": [(q1, q3) | None]}``; the
+    builds are the factor's values as recorded (an engine's own text: escaped, as plotly
+    reads tags in labels). The builds are positions on the axis, so two builds that
+    report the same value stay two points."""
+    positions = list(range(1, len(builds) + 1))
+    traces = []
+    for index, line in enumerate(lines):
+        color = PALETTE[index % len(PALETTE)]
+        medians = [None if y is None else round(y, 4) for y in line["y"]]
+        bars = [
+            None if q is None or y is None else [round(q[0], 4), round(q[1], 4)]
+            for q, y in zip(line["quartiles"], medians, strict=True)
+        ]
+        traces.append(
+            _scatter(
+                x=positions,
+                y=medians,
+                mode="lines+markers",
+                name=line["name"],
+                legendgroup=line["name"],
+                line={"color": color, "width": 2},
+                marker={"color": color, "size": 9},
+                error_y=_error_bars(bars, [y or 0.0 for y in medians]),
+                text=[html.escape(build, quote=False) for build in builds],
+                hovertemplate=f"%{{text}}<br>{catalog.t('chart.median')} {hover('y')}"
+                "<extra></extra>",
+            )
+        )
+    return _layout(
+        traces,
+        catalog.t("series.axis"),
+        metric_title,
+        {"height": 400},
+        tickmode="array",
+        tickvals=positions,
+        ticktext=[html.escape(build, quote=False) for build in builds],
+    )

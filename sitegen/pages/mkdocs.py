@@ -184,8 +184,13 @@ class ReportNav:
     """Its pages in navigation order (``report_pages``)."""
 
     @classmethod
-    def of(cls, report: Report) -> ReportNav:
-        return cls(report.slug, report.plan.title.model_dump(), report_pages(report))
+    def of(cls, report: Report, build: str | None = None) -> ReportNav:
+        """``build``: the factor's value of a campaign of a series (``SeriesBuild``), shown
+        after the title, which every build of the series shares."""
+        title = report.plan.title.model_dump()
+        if build is not None:
+            title = {lang: f"{text} · {build}" for lang, text in title.items()}
+        return cls(report.slug, title, report_pages(report))
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,8 @@ class VersionBuild:
     """Ids of the comparison pages (``compare/<id>/``)."""
     imported: tuple[tuple[str, dict[str, str]], ...] = ()
     """Each imported campaign's report folder name and title per language."""
+    series: tuple[tuple[str, dict[str, str]], ...] = ()
+    """Each series page's folder name (``series/<name>/``) and title per language."""
 
 
 def site_config(
@@ -253,6 +260,10 @@ def site_config(
         nav.append({COMPARE_SECTION: [f"compare/{c}/index.md" for c in build.comparisons]})
         for lang in LANGUAGES:
             translations[lang][COMPARE_SECTION] = html.escape(catalogs[lang].t("compare.title"))
+    if build.series:
+        nav.append({SERIES_SECTION: [f"series/{name}/index.md" for name, _ in build.series]})
+        for lang in LANGUAGES:
+            translations[lang][SERIES_SECTION] = html.escape(catalogs[lang].t("series.section"))
     nav.append(f"{CHANGELOG_PAGE}.md")
     config["nav"] = nav
     for plugin in config["plugins"]:
@@ -272,6 +283,9 @@ def site_config(
 
 COMPARE_SECTION = "compare"
 """Navigation section of the comparison pages (its title is translated)."""
+SERIES_SECTION = "series:"
+"""Navigation section of the series pages (its title is translated; a colon no series'
+plan name has)."""
 HISTORY_ENTRY = "history:"
 """Navigation key of a report's history entry (a colon no campaign slug has), shown as
 the short "History" beside the report's other pages rather than the page's full title."""

@@ -34,6 +34,7 @@ from sitegen.pages.schema import schema_files
 from sitegen.pages.sources import load_sources
 from sitegen.records.layout import IMPORT_FILE, RECORDS_FILE
 from sitegen.records.table import release_freed_memory
+from sitegen.statistics.build_series import BuildSeries
 from sitegen.statistics.comparison import CrossCampaign
 from sitegen.statistics.imported_report import ImportedReport
 from sitegen.statistics.report import Report
@@ -125,6 +126,15 @@ def _comparison_root(lang: str) -> str:
     return to_version_root(2, lang)
 
 
+SERIES_TEMPLATE = "series.md"
+"""The content template of every series page (``content/<lang>/series.md``)."""
+
+
+def series_page(series: BuildSeries, lang: str) -> str:
+    """Docs path of a series page: ``series/<address>/index[.<lang>].md``."""
+    return f"series/{series.address}/{page_name('index', lang)}"
+
+
 def page_name(stem: str, lang: str) -> str:
     """A docs file's name in ``lang`` (mkdocs-static-i18n's "suffix" structure: the
     default language has no suffix)."""
@@ -162,10 +172,11 @@ def render_docs(
     comparisons: Sequence[CrossCampaign] = (),
     imported: Sequence[ImportedReport] = (),
     signer: Signer | None = None,
+    series: Sequence[BuildSeries] = (),
 ) -> Docs:
     """Every file of the mkdocs ``docs`` tree for both languages; files that grow with
     the records are written into ``scratch``; ``signer`` signs each report's
-    ``SHA256SUMS``."""
+    ``SHA256SUMS``; a page per series of builds (``series``)."""
     content_dir = project_dir / "content"
     refuse_symlinks(content_dir)
     sources = load_sources(content_dir)
@@ -183,7 +194,13 @@ def render_docs(
             content,
             # What every page shares (the figures as printed, once a report for the pages
             # of both languages); each page's context replaces what differs.
-            PageContext(partials, catalogs[LANGUAGES[0]], reports=reports, sources=sources),
+            PageContext(
+                partials,
+                catalogs[LANGUAGES[0]],
+                reports=reports,
+                sources=sources,
+                every_series=series,
+            ),
             catalogs,
             report_files,
             {report.slug: make_imported_downloads(report, signer) for report in imported},
@@ -196,7 +213,7 @@ def render_docs(
         # languages were rendered while they were written); the method page lists every
         # literal of its report's pages, so it comes after them all.
         pages.render_last_pages()
-        issues.extend(check_rendered(pages.docs, reports, comparisons, imported))
+        issues.extend(check_rendered(pages.docs, reports, comparisons, imported, series))
         if issues:
             raise DataError(issues)
         docs = pages.docs
@@ -253,6 +270,11 @@ class _PageRenderer:
                 self.site, catalog=catalog, site_root=_comparison_root(lang), comparison=comparison
             )
             self.render_to(comparison_page(comparison, lang), f"{lang}/{COMPARISON_TEMPLATE}", ctx)
+        for series in self.site.every_series:
+            ctx = replace(
+                self.site, catalog=catalog, site_root=to_version_root(2, lang), series=series
+            )
+            self.render_to(series_page(series, lang), f"{lang}/{SERIES_TEMPLATE}", ctx)
         for report in self.site.reports:
             for page in report_pages(report):
                 if page not in RENDERED_LAST:
@@ -396,14 +418,16 @@ def check_rendered(
     reports: Sequence[Report],
     comparisons: Sequence[CrossCampaign] = (),
     imported: Sequence[ImportedReport] = (),
+    series: Sequence[BuildSeries] = (),
 ) -> list[Issue]:
-    """Caveat rules over every rendered page (the home, comparison and imported campaigns'
-    pages included), and ja/en figure parity."""
+    """Caveat rules over every rendered page (the home, comparison, series and imported
+    campaigns' pages included), and ja/en figure parity."""
     issues = []
     single_pages = [
         {lang: comparison_page(comparison, lang) for lang in LANGUAGES}
         for comparison in comparisons
     ]
+    single_pages += [{lang: series_page(found, lang) for lang in LANGUAGES} for found in series]
     single_pages += [{lang: page_name("index", lang) for lang in LANGUAGES}]
     single_pages += [{lang: overview_page(lang) for lang in LANGUAGES}]
     single_pages += [

@@ -23,6 +23,7 @@ from sitegen.pages.safe_json import script_json
 from sitegen.publish.archive import PublishedVersion, sha256_bytes
 from sitegen.records.layout import sha256_file
 from sitegen.records.left_out import LeftOut
+from sitegen.statistics.build_series import BuildSeries
 from sitegen.statistics.imported_report import ImportedReport
 from sitegen.statistics.report import Report
 from sitegen.validation.rules import RULE_CATALOG
@@ -32,16 +33,21 @@ _FIGURE_DIGITS = 2
 
 
 def headline_figures(
-    reports: list[Report], imported: Sequence[ImportedReport] = ()
+    reports: list[Report],
+    imported: Sequence[ImportedReport] = (),
+    series: Sequence[BuildSeries] = (),
 ) -> dict[str, Any]:
     """Per campaign: titles, record count and digest, the date of its own latest record,
     the median generation rate per condition × speed input (the figures the changelog
     compares), the headline ratio with its interval and the treatment's acceptance (the
     history pages), and what a figure may have moved with: the engine builds, the sitegen
-    version, the rule catalog. An imported campaign (``imported``: the tool's name) has
-    its titles, records and date, so the changelog lists it too."""
+    version, the rule catalog; a campaign of one of ``series`` the folder of its series'
+    page (``series``), which its history page links to. An imported campaign
+    (``imported``: the tool's name) has its titles, records and date, so the changelog
+    lists it too."""
     figures = {}
     rules = sha256_bytes(RULE_CATALOG.read_bytes())
+    series_of = {b.campaign_id: s.address for s in series for b in s.builds}
     for report in reports:
         speed_inputs = {spec.id for spec in report.plan.inputs}
         medians = {
@@ -72,6 +78,8 @@ def headline_figures(
             "publisher_sitegen": sitegen_version(),
             "rules_sha256": rules,
         }
+        if (address := series_of.get(report.campaign.campaign_id)) is not None:
+            figures[report.campaign.campaign_id]["series"] = address
     for imported_report in imported:
         campaign = imported_report.campaign
         figures[campaign.campaign_id] = {

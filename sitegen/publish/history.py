@@ -11,7 +11,7 @@ from typing import Any
 from sitegen.core.formatting import hover
 from sitegen.core.text import LANGUAGES
 from sitegen.pages.i18n import Catalog
-from sitegen.pages.render import page_name
+from sitegen.pages.render import page_name, to_version_root
 from sitegen.pages.safe_json import script_json
 from sitegen.publish.archive import PublishedVersion
 from sitegen.publish.changelog import html_page, language_prefix, publish_templates, to_versions
@@ -162,7 +162,8 @@ def history_docs(current: PublishedVersion, catalogs: dict[str, Catalog]) -> dic
     docs = {}
     for address in _addresses([current]):
         (row,) = history_rows([], current, address)
-        titles = next(f["title"] for f in current.figures.values() if f.get("address") == address)
+        entry = next(f for f in current.figures.values() if f.get("address") == address)
+        titles = entry["title"]
         for lang in LANGUAGES:
             catalog = catalogs[lang]
             # The site root is one level above v/.
@@ -173,6 +174,9 @@ def history_docs(current: PublishedVersion, catalogs: dict[str, Catalog]) -> dic
                 address=address,
                 data=data,
                 chart=row.headline is not None,
+                # A build of a series: its series' page, every build's figures and verdicts.
+                series=entry.get("series"),
+                to_root=to_version_root(_PAGE_DEPTH, lang),
             )
             title = catalog.t("history.title", title=titles[lang])
             docs[f"reports/{address}/{page_name(HISTORY_PAGE, lang)}"] = html_page(

@@ -80,8 +80,14 @@ class Campaign:
 
     @property
     def report_name(self) -> str:
-        """Its report's address: ``reports/<plan name>/``."""
-        return self.plan.name
+        """Its report's address: ``reports/<plan name>/``. A campaign of a plan that
+        declares a series (``Plan.series``) is one of several campaigns of that plan, so
+        its address is its campaign id without the plan hash they share
+        (``reports/<plan name>-<nonce>/``): each build of the series has a report of its
+        own, at an address that does not move when the next build is measured."""
+        if self.plan.series is None:
+            return self.plan.name
+        return self.campaign_id.removesuffix(f"-{self.plan_sha256[:12]}")
 
     @property
     def latest_time(self) -> datetime | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
@@ -120,6 +120,11 @@ class BuildSeries:
     builds: tuple[SeriesBuild, ...]
     steps: tuple[SeriesStep, ...]
     """One per neighbouring pair of ``builds`` (none with a single build)."""
+    address: str
+    """Its page's folder, ``series/<address>/``: the plan's name, or where two series of a
+    build share it (a plan edited between builds registers another plan, whose campaigns
+    form a series of their own) the name and the first hex digits of the plan's hash
+    (``make_series``)."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +169,14 @@ def make_series(reports: Sequence[Report]) -> list[BuildSeries]:
         if series is not None:
             key = (report.plan.name, report.campaign.plan_sha256)
             groups.setdefault(key, (series.factor, []))[1].append(report)
-    return [build_series(group, factor) for factor, group in groups.values()]
+    found = [build_series(group, factor) for factor, group in groups.values()]
+    names = [series.plan.name for series in found]
+    return [
+        replace(series, address=f"{series.address}-{series.plan_sha256[:12]}")
+        if names.count(series.plan.name) > 1
+        else series
+        for series in found
+    ]
 
 
 Values = dict[tuple[str, str, SeriesMetric], np.ndarray]
@@ -210,7 +222,8 @@ def build_series(reports: Sequence[Report], factor: SetupField) -> BuildSeries:
         for index, (before, after) in enumerate(zip(measured, measured[1:], strict=False))
     )
     builds = tuple(m.build for m in measured)
-    return BuildSeries(first.plan, first.campaign.plan_sha256, factor, builds, steps)
+    plan = first.plan
+    return BuildSeries(plan, first.campaign.plan_sha256, factor, builds, steps, plan.name)
 
 
 def _cell_keys(reports: Sequence[Report]) -> list[tuple[str, str]]:

@@ -173,9 +173,11 @@ class Report:
 
     @property
     def slug(self) -> str:
-        """The report's address under ``reports/``: the plan's name. The campaign (name
-        and plan hash) is on the method page, in the system table and in the downloads."""
-        return self.plan.name
+        """The report's address under ``reports/`` (``Campaign.report_name``): the plan's
+        name, or for a campaign of a series its campaign id without the plan hash. The
+        campaign (name and plan hash) is on the method page, in the system table and in
+        the downloads."""
+        return self.campaign.report_name
 
     @property
     def registered_at(self) -> datetime | None:

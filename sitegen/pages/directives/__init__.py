@@ -4,9 +4,10 @@ Pages in ``content/<lang>/`` are jinja2 templates (autoescaped). Prose is writte
 there; every figure, table, chart and number comes from a directive such as
 ``{{ speed_chart("gen_tps") }}``. A directive is a function ``(ctx, …) -> Markup``
 registered by name with ``@directive("speed_chart")`` in the module of its topic
-(``speed_directives``, ``latency_directives`` … ``home_directives``, and ``prose``);
-``directive_functions`` gives a page every registered directive bound to its
-``PageContext`` (both in ``page_context``). A directive renders an autoescaped partial
+(``speed_directives``, ``latency_directives`` … ``home_directives``,
+``series_directives``, and ``prose``); ``directive_functions`` gives a page every
+registered directive bound to its ``PageContext`` (both in ``page_context``). A
+directive renders an autoescaped partial
 from ``theme/partials/`` (``common.render_partial``) and carries its caveats in the page's
 language. Names and arguments are a public interface: a project's own content pages call
 them.
@@ -26,6 +27,7 @@ from sitegen.pages.directives import (  # noqa: F401
     method_directives,
     prose,
     quality_directives,
+    series_directives,
     speed_directives,
     sweep_directives,
 )

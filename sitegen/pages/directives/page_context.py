@@ -22,6 +22,7 @@ from sitegen.pages.i18n import Catalog
 from sitegen.pages.sources import Source
 
 if TYPE_CHECKING:
+    from sitegen.statistics.build_series import BuildSeries
     from sitegen.statistics.comparison import CrossCampaign
     from sitegen.statistics.imported_report import ImportedReport
     from sitegen.statistics.report import Report
@@ -89,6 +90,10 @@ class PageContext:
     """The imported campaign an imported report page shows."""
     imported_reports: Sequence[ImportedReport] = ()
     """Every imported campaign's report (the overview lists them)."""
+    series: BuildSeries | None = None
+    """The series of builds a series page shows."""
+    every_series: Sequence[BuildSeries] = ()
+    """Every series of builds (the home and overview pages list them)."""
     page: str = ""
     """The report page being rendered (``index``, ``speed`` …), for links between pages."""
     language_home: str = ""
@@ -121,6 +126,11 @@ class PageContext:
                 "this directive is only available on comparison pages"
             )
         return self.comparison
+
+    def require_series(self) -> BuildSeries:
+        if self.series is None:
+            raise jinja2.TemplateRuntimeError("this directive is only available on series pages")
+        return self.series
 
     def require_imported(self) -> ImportedReport:
         if self.imported is None:
