@@ -37,6 +37,7 @@ SLOW_MODULES = (
     "test_end_to_end.py",  # sitegen measure with the real embedded engine
     "measure/test_sweep_real.py",  # a draft-length and concurrency sweep on the real engine
     "measure/test_resume_kill.py",  # SIGKILLed measure processes
+    "measure/test_engine_builds.py",  # two real xllamacpp builds, one from the package index
     "pages/test_determinism.py",  # two builds in subprocesses
     "fleet/test_fleet_cluster.py",  # a Ray cluster running real campaigns
     # Sites published through mkdocs: the archive, objects, atomic switches, links, serving

@@ -12,6 +12,7 @@ FILES = {
     "example.yaml": "plans/example.yaml",
     "gitignore": ".gitignore",
     "pages.yml": ".github/workflows/pages.yml",
+    "measure-engine-build.yml": ".github/workflows/measure-engine-build.yml",
     "README.md": "README.md",
 }
 """Packaged file (``defaults/init/``) → its place in the new project (package data keeps

@@ -41,6 +41,7 @@ def test_init_writes_a_project_whose_plan_loads_and_refuses_a_non_empty_director
         "plans/example.yaml",
         ".gitignore",
         ".github/workflows/pages.yml",
+        ".github/workflows/measure-engine-build.yml",
         "README.md",
     }
     plan = load_plan(tmp_path / "x" / "plans" / "example.yaml")
@@ -53,6 +54,33 @@ def test_init_writes_a_project_whose_plan_loads_and_refuses_a_non_empty_director
     assert project_plans(tmp_path / "x") == [tmp_path / "x" / "plans" / "example.yaml"]
     with pytest.raises(ConfigError, match="not an empty directory"):
         init_project(tmp_path / "x")
+
+
+def test_init_writes_a_workflow_that_measures_each_new_engine_build(tmp_path):
+    init_project(tmp_path / "x")
+    path = tmp_path / "x" / ".github" / "workflows" / "measure-engine-build.yml"
+    workflow = yaml.safe_load(path.read_text())
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert triggers["workflow_dispatch"]["inputs"]["engine_build"]["required"]
+    assert triggers["schedule"]
+    measure = workflow["jobs"]["measure"]
+    assert measure["runs-on"] == ["self-hosted", "gpu"]
+    steps = measure["steps"]
+    script = "\n".join(step.get("run", "") for step in steps)
+    commands = [
+        'pip install --upgrade "$ENGINE_BUILD"',
+        'sitegen measure --plan "$PLAN" --new-campaign',
+        "sitegen verify data/campaigns/*/",
+        "git push",
+        '--version "${{ steps.engine.outputs.label }}"',
+    ]
+    positions = [script.index(command) for command in commands]
+    assert positions == sorted(positions)  # in this order
+    assert steps[-1]["uses"].startswith("actions/upload-pages-artifact@")
+    deploy = workflow["jobs"]["deploy"]
+    assert deploy["needs"] == "measure"
+    assert deploy["steps"][0]["uses"].startswith("actions/deploy-pages@")
+    assert workflow["permissions"]["contents"] == "write"  # pushes the records
 
 
 def test_measure_runs_the_demo_outside_a_project(tmp_path):
