@@ -447,6 +447,8 @@ def series_chart(
         catalog.t("series.axis"),
         metric_title,
         {"height": 400},
+        # Half a step beyond the first and last build, so their labels are not cut off.
+        range=[0.5, len(builds) + 0.5],
         tickmode="array",
         tickvals=positions,
         ticktext=[html.escape(build, quote=False) for build in builds],

@@ -23,6 +23,7 @@ from harness import serve_directory
 from sitegen.commands.build import build_site
 from sitegen.pages.i18n import load_catalogs
 from tests.conftest import make_plan
+from tests.seriesfixtures import series_build
 from tests.sitefixtures import PROJECT, hostile_plan, publishable_campaign, sweep_plan
 
 pytestmark = pytest.mark.slow
@@ -70,9 +71,12 @@ class Served:
 
     @property
     def report(self) -> str:
-        """``reports/<slug>/`` of the campaign published in both versions (not the sweep's,
-        which v2 adds)."""
-        speed = next(p for p in self.pages if p.endswith("/speed/") and "/reports/sweep/" not in p)
+        """``reports/<slug>/`` of the campaign published in both versions (not the sweep's
+        nor the series' builds', which v2 adds)."""
+        added = ("/reports/sweep/", "/reports/builds-")
+        speed = next(
+            p for p in self.pages if p.endswith("/speed/") and not any(a in p for a in added)
+        )
         return "reports/" + speed.split("/reports/")[1].removesuffix("speed/")
 
 
@@ -93,6 +97,9 @@ def _build(root: Path, project: Path = PROJECT) -> Path:
     publishable_campaign(root / "early", plan=plan)  # v1: the same report, plain answers
     publishable_campaign(root / "data", plan=plan, hostile=True)
     publishable_campaign(root / "data", plan=sweep_plan(concurrency=True))
+    # A series of two builds, the later slower: its page, with a regression listed first.
+    series_build(root / "data", "xllamacpp 2026.4.8672", "a", 100.0)
+    series_build(root / "data", "xllamacpp 2026.10.11549", "b", 70.0)
     build_site(root / "early", root / "site", project, version="v1")
     build_site(root / "data", root / "site", project, version="v2")
     return root / "site"
@@ -214,8 +221,11 @@ def _check(results, width: int, where: str = "") -> list[str]:
 
 
 def test_every_page_is_clean_and_fits_every_width(browser, site, screenshot_dir):
-    speed = next(p for p in site.pages if p.endswith("/speed/") and "/en/" in p)
+    speed = next(p for p in site.pages if p.endswith("/speed/") and "/en/" in p and "/unit/" in p)
     shots = {(speed, width): screenshot_dir / f"speed-{width}.png" for width in WIDTHS[1:]}
+    series = next(p for p in site.pages if p.endswith("/en/series/builds/"))
+    (screenshot_dir / "series").mkdir(exist_ok=True)
+    shots |= {(series, width): screenshot_dir / "series" / f"en-{width}.png" for width in WIDTHS}
     by_width = _visit_all(browser, site, shots)
     problems = []
     for width, results in by_width.items():
