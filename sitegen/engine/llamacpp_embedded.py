@@ -95,6 +95,8 @@ class EmbeddedLlamaCpp(Engine):
             params.flash_attn_type = _FLASH_ATTN_TYPES[self.options.flash_attn]
         spec = condition.speculative
         if spec.mode != "off":
+            if missing := _missing_speculative_fields(xllamacpp, params):
+                raise EngineError(missing)
             kind = getattr(
                 xllamacpp.common_speculative_type,
                 f"COMMON_SPECULATIVE_TYPE_{_SPEC_TYPES[spec.mode]}",
@@ -147,6 +149,8 @@ class EmbeddedLlamaCpp(Engine):
                     f"xllamacpp {xllamacpp.__version__} has no speculative mode "
                     f"'{spec.mode}': upgrade xllamacpp or choose another mode"
                 )
+            if missing := _missing_speculative_fields(xllamacpp, xllamacpp.CommonParams()):
+                raise ConfigError(missing)
         resolve_model_path(plan.model_for(condition).source)
         if spec.draft_model:
             resolve_model_path(spec.draft_model)
@@ -279,3 +283,21 @@ def _text_tokens(client: httpx.Client, text: str) -> int:
     )
     reply.raise_for_status()
     return len(reply.json()["tokens"])
+
+
+SPECULATIVE_FIELDS = ("types", "draft", "ngram_simple")
+"""The speculative settings this engine sets (``params.speculative``): builds before
+2026.5.9294 lay them out otherwise (a single ``type``; flat ``n_max``, ``ngram_size_n``)."""
+
+
+def _missing_speculative_fields(xllamacpp: Any, params: Any) -> str | None:
+    """Why this wheel's ``CommonParams.speculative`` cannot take the settings, or ``None``:
+    said before anything is registered or loaded, not as an AttributeError mid-campaign."""
+    missing = [name for name in SPECULATIVE_FIELDS if not hasattr(params.speculative, name)]
+    if not missing:
+        return None
+    return (
+        f"xllamacpp {xllamacpp.__version__} lays out its speculative settings otherwise "
+        f"(no speculative.{', speculative.'.join(missing)}): speculative decoding needs "
+        "xllamacpp 2026.5.9294 or later; upgrade it, or measure this build with speculation off"
+    )
