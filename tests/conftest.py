@@ -11,9 +11,10 @@ does that by itself).
 ``--dist loadfile``: a file's tests run on one worker, one after the other, so a
 module-scoped fixture (a built site, a llama.cpp server) is made once, and tests that must
 never run beside each other (two Ray clusters) belong in one file. Files run slow ones
-first, then by their number of tests, most first (xdist keeps this order with
-``--no-loadscope-reorder``): the long ones start early instead of last, beside an idle
-worker.
+first, then the longest first (``FILE_SECONDS``, else by their number of tests; xdist keeps
+this order with ``--no-loadscope-reorder``): the long ones start early instead of last,
+beside an idle worker. The inner loop does not even import the files that hold only slow
+tests (``pytest_ignore_collect``).
 """
 
 from __future__ import annotations
@@ -113,18 +114,59 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return max(1, min(len(os.sched_getaffinity(0)) + spare, MAX_WORKERS))
 
 
+FILE_SECONDS = {
+    "pages/test_comparison.py": 13,
+    "pages/test_figure_corpus.py": 12,
+    "pages/test_content_policy.py": 10,
+    "measure/test_measure_load.py": 10,
+    "validation/test_rules.py": 9,
+    "pages/test_headline_choice.py": 9,
+    "pages/test_overview_and_polish.py": 7,
+    "test_cli.py": 7,
+    "commands/test_build_faults.py": 6,
+    "measure/test_preflight.py": 5,
+    "pages/test_observations.py": 5,
+    "validation/test_preregistration.py": 4,
+    "statistics/test_sweep.py": 3,
+    "pages/test_left_out.py": 3,
+    "plan/test_engine_options.py": 3,
+    "statistics/test_examples.py": 3,
+}
+"""The inner loop's longest files, the seconds their tests took on two busy CPUs (the sum
+of ``--durations=0``): each file runs on one worker, so one that starts last beside an idle
+worker adds its whole time to the run's. A file not named here counts ``SECONDS_PER_TEST``
+a test; a stale entry only costs balance."""
+SECONDS_PER_TEST = 0.01
+
+
+def _in_slow_module(path: Path) -> bool:
+    path = path.resolve()
+    return any(path == p or path.is_relative_to(p) for p in (_TESTS / m for m in SLOW_MODULES))
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # The inner loop would import these files (some 2 of a worker's 7 collecting seconds,
+    # Chromium's and Ray's modules among them) only to deselect every test in them.
+    if config.option.markexpr == "not slow" and _in_slow_module(collection_path):
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # marks before -m deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    slow_paths = [_TESTS / name for name in SLOW_MODULES]
     for item in items:
-        path = Path(str(item.path)).resolve()
-        in_slow_module = any(path == p or path.is_relative_to(p) for p in slow_paths)
+        in_slow_module = _in_slow_module(Path(str(item.path)))
         if in_slow_module or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     # Whole files move, in a stable sort: a module's tests stay together and in order.
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     tests_in = Counter(item.path for item in items)
-    items.sort(key=lambda item: (item.path not in slow_files, -tests_in[item.path]))
+
+    def seconds(path: Path) -> float:
+        name = Path(path).resolve().relative_to(_TESTS.resolve()).as_posix()
+        return FILE_SECONDS.get(name, SECONDS_PER_TEST * tests_in[path])
+
+    items.sort(key=lambda item: (item.path not in slow_files, -seconds(item.path)))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -171,11 +213,11 @@ def fake_plan() -> Plan:
 
 @pytest.fixture
 def reuse_renders() -> Iterator[None]:
-    """``tests.sitefixtures.reusing_renders`` for one test: a build from the inputs of an
+    """``tests.builtsites.reusing_renders`` for one test: a build from the inputs of an
     earlier build of this process reuses its rendering (for tests of publishing, not of
     rendering; ``pytest.mark.usefixtures("reuse_renders")``). Not undone by the test's own
     ``monkeypatch.undo()``."""
-    from tests.sitefixtures import reusing_renders
+    from tests.builtsites import reusing_renders
 
     with reusing_renders():
         yield

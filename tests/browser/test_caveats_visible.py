@@ -16,13 +16,7 @@ from harness import serve_directory
 
 from sitegen.commands.build import build_site
 from sitegen.core.errors import DataError
-from tests.sitefixtures import (
-    PROJECT,
-    copy_project,
-    project_page,
-    publishable_campaign,
-    sweep_plan,
-)
+from tests.sitefixtures import PROJECT, copy_project, project_page, publishable_campaign, sweep_plan
 from tests.statistics.test_quality_records import quality_plan
 
 pytestmark = pytest.mark.slow

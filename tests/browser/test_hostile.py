@@ -1,6 +1,6 @@
 """The hostile corpus in every text field, every page in Chromium with the CSP bypassed.
 
-One campaign holds the whole corpus (``tests/sitefixtures.py``: ``HOSTILE_PAYLOADS``,
+One campaign holds the whole corpus (``tests/hostilecorpus.py``: ``HOSTILE_PAYLOADS``,
 79 payloads) in every text field a plan author, an annotator or a model can fill
 (``HOSTILE_FIELDS``, 42 fields), each payload tagged ``<field>.<payload>``. One site is
 built from it, and every page of it, in both languages, is opened with the
@@ -73,19 +73,18 @@ from harness import ARTIFACTS_DIR, serve_directory
 from sitegen.commands.build import build_site
 from sitegen.core.site_layout import SHARED_ASSETS
 from sitegen.publish.archive import REDIRECT_SCRIPT
-from tests.sitefixtures import (
+from tests.hostilecampaign import HostileData, hostile_site_data
+from tests.hostilecorpus import (
     HOSTILE_FIELDS,
     HOSTILE_PAYLOADS,
     INJECTED_SELECTOR,
     MARKDOWN_MARK,
-    PROJECT,
     PWN_URL_MARK,
     TAG_PATTERN,
     TEMPLATE_MARK,
-    HostileData,
     field_payload_names,
-    hostile_site_data,
 )
+from tests.sitefixtures import PROJECT
 
 pytestmark = pytest.mark.slow
 

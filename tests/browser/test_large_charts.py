@@ -10,8 +10,9 @@ from harness import serve_directory
 from sitegen.commands.build import build_site
 from sitegen.pages.directives import CHART_INLINE_BYTES
 from sitegen.plan.plan_models import InputSpec
+from tests.builtsites import published_folder
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, published_folder, report_address
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 SPEED_TRIALS = {"about-1500": 190, "seed-x10": 500}
 """Repetitions per condition and input (2 conditions × 4 inputs): 1,520 and 4,000 trials."""

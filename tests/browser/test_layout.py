@@ -30,11 +30,11 @@ from sitegen.cli import main
 from sitegen.commands.build import build_site
 from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
 from tests.conftest import make_plan
+from tests.hostilecampaign import hostile_base_plan
 from tests.importers.sources import FIXTURES
 from tests.pages.test_comparison import on_gpus
 from tests.sitefixtures import (
     copy_project,
-    hostile_base_plan,
     hostile_plan,
     publishable_campaign,
     report_address,

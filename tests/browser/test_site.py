@@ -10,12 +10,12 @@ import pytest
 from harness import serve_directory
 
 from sitegen.commands.build import build_site
+from tests.builtsites import published_objects
 from tests.sitefixtures import (
     HOSTILE_TEXTS,
     PROJECT,
     hostile_plan,
     publishable_campaign,
-    published_objects,
     report_address,
 )
 

@@ -24,16 +24,13 @@ from sitegen.plan.plan_models import InputSpec
 from sitegen.records.campaign import read_campaigns
 from sitegen.records.layout import LOCK_FILE
 from sitegen.records.verify import verify_campaign
+from tests.builtsites import rendered_page, rendered_reports, reusing_renders, tree_bytes
 from tests.conftest import break_the_sixth_append, make_plan
 from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,
     read_records,
-    rendered_page,
-    rendered_reports,
     report_address,
-    reusing_renders,
-    tree_bytes,
     write_records,
 )
 from tests.statistics.test_quality_records import quality_plan

@@ -38,16 +38,9 @@ from sitegen.core.site_settings import read_site_settings
 from sitegen.measure import run_campaign
 from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
 from sitegen.records.verify import sign_existing, verify_campaign
+from tests.builtsites import published_file, published_folder, rendered_page, rendered_reports
 from tests.conftest import make_plan
-from tests.sitefixtures import (
-    publishable_campaign,
-    published_file,
-    published_folder,
-    read_records,
-    rendered_page,
-    rendered_reports,
-    write_records,
-)
+from tests.sitefixtures import publishable_campaign, read_records, write_records
 
 
 @pytest.fixture

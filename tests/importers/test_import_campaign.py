@@ -20,9 +20,9 @@ from sitegen.records.imported_campaign import ImportedRecord
 from sitegen.records.layout import CAMPAIGNS_DIR
 from sitegen.validation import check_page
 from sitegen.validation.page_facts import read_page
+from tests.builtsites import published_file, published_folder
 from tests.importers.sources import FIXTURES
 from tests.links import broken_internal_links
-from tests.sitefixtures import published_file, published_folder
 
 HARDWARE = """\
 hardware:

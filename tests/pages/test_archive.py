@@ -22,13 +22,12 @@ from sitegen.commands.build import build_site
 from sitegen.core.errors import ArchiveError
 from sitegen.core.project import packaged_theme
 from sitegen.pages.mkdocs import CONTENT_SECURITY_POLICY, PLOTLY_BUNDLE
+from tests.builtsites import reusing_renders, tree_bytes
 from tests.sitefixtures import (
     PROJECT,
     publishable_campaign,
     read_records,
     report_address,
-    reusing_renders,
-    tree_bytes,
     write_records,
 )
 

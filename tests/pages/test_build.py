@@ -14,14 +14,8 @@ import pytest
 from sitegen.commands.build import build_site
 from sitegen.core.errors import DataError
 from sitegen.records.redact import Redactor, RedactPolicy
-from tests.sitefixtures import (
-    publishable_campaign,
-    published_file,
-    published_folder,
-    published_objects,
-    report_address,
-    search_entries,
-)
+from tests.builtsites import published_file, published_folder, published_objects, search_entries
+from tests.sitefixtures import publishable_campaign, report_address
 
 PROJECT = Path(__file__).resolve().parents[2]
 HOSTILE = "</script><script>alert(1)</script><img src=x onerror=alert(2)> [x](javascript:alert(3))\n\n# not a heading"

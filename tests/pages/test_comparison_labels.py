@@ -16,10 +16,11 @@ from sitegen.commands.build import render_site
 from sitegen.core.text import Bilingual
 from sitegen.plan.labels import condition_labels
 from sitegen.plan.plan_models import ConditionSpec, SpeculativeSpec
+from tests.builtsites import rendered_page
 from tests.conftest import make_plan
 from tests.importers.sources import FIXTURES
 from tests.pages.test_comparison import on_host, project_with
-from tests.sitefixtures import publishable_campaign, rendered_page
+from tests.sitefixtures import publishable_campaign
 
 LABEL_A = {"ja": "先読み短め", "en": "lookahead, short drafts"}
 LABEL_B = {"ja": "先読み（別名）", "en": "lookahead, other name"}

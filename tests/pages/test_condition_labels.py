@@ -24,9 +24,10 @@ from sitegen.publish.history import history_rows
 from sitegen.validation import check_page
 from sitegen.validation.figure_checks import author_figure_issues
 from sitegen.validation.page_facts import read_page
+from tests.builtsites import rendered_page
 from tests.conftest import make_plan
 from tests.importers.sources import FIXTURES
-from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, report_address
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 from tests.statistics.test_quality_records import quality_plan
 
 ON_LABEL = {"ja": "n-gram 投機", "en": "n-gram speculation"}

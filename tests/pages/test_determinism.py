@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 from sitegen.commands.build import build_site
-from tests.sitefixtures import PROJECT, publishable_campaign, tree_bytes
+from tests.builtsites import tree_bytes
+from tests.sitefixtures import PROJECT, publishable_campaign
 
 
 def test_two_builds_of_the_same_inputs_are_byte_identical(tmp_path):

@@ -18,8 +18,9 @@ from sitegen.pages import downloads
 from sitegen.pages.downloads import DownloadFile, make_downloads, neutralise_cell
 from sitegen.records.campaign import read_campaign
 from sitegen.statistics.report import Report, make_report
+from tests.builtsites import rendered_page
 from tests.conftest import make_plan
-from tests.sitefixtures import publishable_campaign, rendered_page, report_address
+from tests.sitefixtures import publishable_campaign, report_address
 
 FORMULA_CASES = (
     '=HYPERLINK("http://x","y")',

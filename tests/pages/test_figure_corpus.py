@@ -23,12 +23,7 @@ from sitegen.core.errors import ConfigError, DataError
 from sitegen.plan.plan_models import ConditionSpec, InputSpec, SpeculativeSpec
 from tests.conftest import make_plan
 from tests.pages.test_content_policy import append, page_refused, refused, summary_pages
-from tests.sitefixtures import (
-    PROJECT,
-    copy_project,
-    publishable_campaign,
-    resign,
-)
+from tests.sitefixtures import PROJECT, copy_project, publishable_campaign, resign
 
 INDEX = "report/index.md"
 

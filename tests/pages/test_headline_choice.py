@@ -22,17 +22,11 @@ from sitegen.publish.history import history_files
 from sitegen.statistics.headlines import MIN_RATIO_TRIALS
 from sitegen.statistics.latency import MIN_VALUES
 from sitegen.validation.page_facts import read_page
+from tests.builtsites import rendered_page
 from tests.conftest import make_plan
 from tests.pages.test_kpi_cards import cards
 from tests.pages.test_observations import summary_pages
-from tests.sitefixtures import (
-    PROJECT,
-    copy_project,
-    project_page,
-    publishable_campaign,
-    rendered_page,
-    sweep_plan,
-)
+from tests.sitefixtures import PROJECT, copy_project, project_page, publishable_campaign, sweep_plan
 
 
 def _ratio_cards(page: str) -> list:

@@ -17,8 +17,9 @@ from sitegen.plan.plan_models import Plan
 from sitegen.publish.changelog import changelog_docs, compare
 from sitegen.records.layout import PLAN_FILE
 from sitegen.records.registrations import Registration, append_registration
+from tests.builtsites import rendered_page
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page
+from tests.sitefixtures import PROJECT, publishable_campaign
 
 METHOD = {"ja": "reports/unit/method.md", "en": "reports/unit/method.en.md"}
 CHANGELOG = {"ja": "changelog.md", "en": "changelog.en.md"}

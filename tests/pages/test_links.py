@@ -8,8 +8,9 @@ import pytest
 
 from sitegen.commands.build import build_site
 from tests.conftest import make_plan
+from tests.hostilecampaign import hostile_base_plan
 from tests.links import broken_internal_links
-from tests.sitefixtures import PROJECT, hostile_base_plan, publishable_campaign, report_address
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from sitegen.commands.build import render_site
 from sitegen.plan.plan_models import ConditionSpec
 from sitegen.statistics.system import memory_gaps
+from tests.builtsites import rendered_page
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, report_address
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 
 def test_memory_gaps_name_the_reason():

@@ -20,6 +20,7 @@ from sitegen.plan.plan_models import SpeculationHealthSpec
 from sitegen.statistics.setups import SETUP_FIELDS
 from sitegen.validation.page_facts import read_page
 from sitegen.validation.rules import load_rules, registered_checks
+from tests.builtsites import rendered_page, unmarked
 from tests.conftest import make_plan
 from tests.sitefixtures import (
     PROJECT,
@@ -27,10 +28,8 @@ from tests.sitefixtures import (
     hostile_plan,
     project_page,
     publishable_campaign,
-    rendered_page,
     report_address,
     sweep_plan,
-    unmarked,
 )
 from tests.statistics.test_quality_records import quality_plan
 

@@ -19,8 +19,9 @@ from sitegen.commands.build import render_site
 from sitegen.core.project import packaged_theme
 from sitegen.pages.i18n import load_catalogs
 from sitegen.plan.plan_models import ConditionSpec, DocumentSpec, InputSpec, SpeculativeSpec
+from tests.builtsites import unmarked
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, report_address, unmarked
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 from tests.statistics.test_quality_records import quality_plan
 
 SEED_RATES = {

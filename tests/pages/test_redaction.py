@@ -24,13 +24,13 @@ from sitegen.records.campaign import read_campaigns
 from sitegen.records.layout import MANIFEST_FILE, PLAN_FILE, RECORDS_FILE
 from sitegen.records.record_models import Manifest, NodeInfo, TrialRecord
 from sitegen.records.redact import Redactor, RedactPolicy, redact_campaign
+from tests.builtsites import published_folder
 from tests.conftest import make_plan
 from tests.recordfixtures import h100_provenance, make_record
 from tests.sitefixtures import (
     PROJECT,
     copy_project,
     publishable_campaign,
-    published_folder,
     read_records,
     report_address,
     reregister,

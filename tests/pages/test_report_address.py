@@ -7,8 +7,9 @@ import pytest
 
 from sitegen.commands.build import render_site
 from sitegen.core.errors import DataError
+from tests.builtsites import rendered_page, rendered_reports
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, publishable_campaign, rendered_page, rendered_reports
+from tests.sitefixtures import PROJECT, publishable_campaign
 
 
 def test_the_report_address_is_the_plan_name(tmp_path):

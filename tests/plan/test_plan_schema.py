@@ -14,7 +14,8 @@ from sitegen.pages.schema import schema_files
 from sitegen.plan.demo import DEMO_PLANS
 from sitegen.plan.plan_file import load_plan, read_config_file
 from tests.conftest import make_plan
-from tests.sitefixtures import PROJECT, hostile_base_plan, hostile_plan, sweep_plan
+from tests.hostilecampaign import hostile_base_plan
+from tests.sitefixtures import PROJECT, hostile_plan, sweep_plan
 from tests.test_end_to_end import PLAN as END_TO_END_PLAN
 
 

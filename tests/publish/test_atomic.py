@@ -27,7 +27,8 @@ from sitegen.core.errors import ArchiveError
 from sitegen.core.lock import exclusive_lock
 from sitegen.publish.archive import read_archive
 from sitegen.publish.release import KILL_AT_ENV, exchange_paths
-from tests.sitefixtures import PROJECT, publishable_campaign, reusing_renders, tree_bytes
+from tests.builtsites import reusing_renders, tree_bytes
+from tests.sitefixtures import PROJECT, publishable_campaign
 
 # Every build here is of the same records: it renders them once (what is tested is
 # publishing); the builds in subprocesses render for themselves.

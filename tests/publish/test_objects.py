@@ -19,16 +19,10 @@ from sitegen.commands.build import build_site
 from sitegen.core.errors import ArchiveError
 from sitegen.publish.archive import PublishedVersion, read_archive, sha256_bytes
 from sitegen.publish.objects import Placement, place_objects, rewrite_page
+from tests.builtsites import published_file, published_objects, tree_bytes
 from tests.conftest import make_plan
 from tests.links import broken_internal_links
-from tests.sitefixtures import (
-    PROJECT,
-    publishable_campaign,
-    published_file,
-    published_objects,
-    report_address,
-    tree_bytes,
-)
+from tests.sitefixtures import PROJECT, publishable_campaign, report_address
 
 pytestmark = pytest.mark.usefixtures("reuse_renders")
 
@@ -43,7 +37,7 @@ class TwoVersions:
 @pytest.fixture(scope="module")
 def two_versions(tmp_path_factory) -> TwoVersions:
     """Versions v1 and v2 of the same records."""
-    from tests.sitefixtures import reusing_renders
+    from tests.builtsites import reusing_renders
 
     root = tmp_path_factory.mktemp("objects")
     records = publishable_campaign(root / "data")
@@ -199,7 +193,7 @@ def test_a_manifest_of_schema_2_is_read_and_its_version_carried(two_versions, tm
 def old_layout_site(tmp_path_factory) -> TwoVersions:
     """A site published before objects: v1 holds every file of its own (the publishing of
     the time: no objects, source maps kept, a manifest of schema 1)."""
-    from tests.sitefixtures import reusing_renders
+    from tests.builtsites import reusing_renders
 
     root = tmp_path_factory.mktemp("old-layout")
     records = publishable_campaign(root / "data")

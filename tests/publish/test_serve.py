@@ -10,7 +10,8 @@ import pytest
 
 from sitegen.cli import main
 from sitegen.commands.build import build_site
-from tests.sitefixtures import PROJECT, publishable_campaign, published_objects
+from tests.builtsites import published_objects
+from tests.sitefixtures import PROJECT, publishable_campaign
 
 
 @pytest.fixture(scope="module")

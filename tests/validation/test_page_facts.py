@@ -10,7 +10,8 @@ import pytest
 
 from sitegen.commands.build import build_site, render_site
 from sitegen.validation.page_facts import PageFacts, _ClaimReader, read_page
-from tests.sitefixtures import PROJECT, publishable_campaign, reusing_renders
+from tests.builtsites import reusing_renders
+from tests.sitefixtures import PROJECT, publishable_campaign
 from tests.statistics.test_quality_records import quality_plan
 
 
