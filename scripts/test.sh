@@ -10,8 +10,5 @@ bash scripts/setup.sh test
 .venv/bin/ruff check sitegen tests benchmarks scripts
 # Type check: sitegen/ (files and per-module settings under [tool.mypy] in pyproject.toml).
 .venv/bin/mypy
-# Compiled modules kept between runs (an environment that turns this off makes every
-# test process compile sitegen and the tests anew).
-unset PYTHONDONTWRITEBYTECODE
 # In parallel with pytest-xdist (addopts in pyproject.toml); -n 0 for one process.
 .venv/bin/python -m pytest -q "$@"

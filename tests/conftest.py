@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -67,6 +68,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
     os.environ["XDG_CONFIG_HOME"] = home
     os.environ.pop(KEY_ENV, None)
+    # Compiled modules are kept between runs, by the workers and by the commands tests
+    # start (they inherit this): an environment that turns that off makes each of them
+    # compile sitegen and rewrite the tests' asserts anew on every run.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 
 def _publishing_only_in_slow_tests() -> None:
