@@ -49,6 +49,7 @@ from sitegen.commands.audit_checks import (
     version_labels,
 )
 from sitegen.core.errors import SitegenError, UsageError, one_line
+from sitegen.core.price_list import PRICES_DOWNLOAD
 from sitegen.core.signing import (
     PUBLIC_KEY_FILE,
     SIGNATURE_SUFFIX,
@@ -527,7 +528,8 @@ def recomputed_figures(
     try:
         manifest = read_published_manifest(own_files["manifest.json"], where + "manifest.json")
         result.published_manifests += isinstance(manifest, PublishedManifest)
-        report = recompute_report(own_files, manifest.campaign_id, scratch)
+        prices = downloads.get(PRICES_DOWNLOAD)
+        report = recompute_report(own_files, manifest.campaign_id, scratch, prices)
     except SitegenError as exc:
         result.findings.append(Finding(where, f"cannot rebuild the campaign: {exc}"))
         return None

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.core.errors import DataError, SitegenError, UsageError, one_line
+from sitegen.core.price_list import PRICES_DOWNLOAD, read_published_prices
 from sitegen.core.site_layout import LATEST_ALIAS, OBJECTS_DIR, VERSIONS_DIR, VERSIONS_FILE
 from sitegen.core.site_settings import EnvPolicy
 from sitegen.importers.import_campaign import OWN_FILES, import_own_downloads
@@ -283,10 +284,13 @@ def object_name_findings(listing: SignedFiles) -> list[Finding]:
 # --------------------------------------------------------------------------- recomputation
 
 
-def recompute_report(downloads: dict[str, bytes], campaign_id: str, scratch: Path) -> Report:
+def recompute_report(
+    downloads: dict[str, bytes], campaign_id: str, scratch: Path, prices: bytes | None = None
+) -> Report:
     """The campaign rebuilt from a report's downloads (``import_own_downloads``) and its
-    statistics computed as the build computes them; raises ``SitegenError`` naming the
-    problem when the downloads cannot be rebuilt or fail validation."""
+    statistics computed as the build computes them, its costs from the price list it
+    published (``prices``, ``None``: none); raises ``SitegenError`` naming the problem
+    when the downloads cannot be rebuilt or fail validation."""
     scratch.mkdir(parents=True)
     for name in OWN_FILES:
         (scratch / name).write_bytes(downloads[name])
@@ -301,7 +305,8 @@ def recompute_report(downloads: dict[str, bytes], campaign_id: str, scratch: Pat
     campaign = campaigns[0]
     if not isinstance(campaign, Campaign):  # not what import_own_downloads writes
         raise SitegenError(f"{directory.name}: rebuilt as an imported campaign, not a measured one")
-    return make_report(redact_campaign(campaign, Redactor(published_labels(campaign))))
+    declared = read_published_prices(prices, PRICES_DOWNLOAD) if prices is not None else None
+    return make_report(redact_campaign(campaign, Redactor(published_labels(campaign))), declared)
 
 
 def published_labels(campaign: Campaign) -> RedactPolicy:

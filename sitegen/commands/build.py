@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from sitegen.core.comparison_spec import ComparisonSpec
 from sitegen.core.errors import DataError, Issue, LockedError, one_line, pydantic_issues
 from sitegen.core.lock import lock_holder
+from sitegen.core.price_list import PriceList, read_price_list
 from sitegen.core.project import require_project
 from sitegen.core.signing import (
     Signer,
@@ -243,7 +244,9 @@ def render_site(
     settings = read_site_settings(project_dir)
     catalogs = load_catalogs(project_dir, settings.title)
     campaigns = redact_campaigns(data.campaigns, Redactor(settings.redact))
-    summaries = summarize_campaigns(campaigns, data.left_out, key)
+    # A bad price list stopped the build at validation (C-COST): here it is a valid one.
+    prices, _ = read_price_list(project_dir)
+    summaries = summarize_campaigns(campaigns, data.left_out, key, prices)
     return render_pages(summaries, project_dir, catalogs, signer)
 
 
@@ -289,13 +292,16 @@ def redact_campaigns(campaigns: list[AnyCampaign], redactor: Redactor) -> list[A
 
 
 def summarize_campaigns(
-    campaigns: list[AnyCampaign], left_out: tuple[LeftOut, ...], key: Ed25519PublicKey | None
+    campaigns: list[AnyCampaign],
+    left_out: tuple[LeftOut, ...],
+    key: Ed25519PublicKey | None,
+    prices: PriceList | None = None,
 ) -> Summaries:
     """Each campaign's statistics, computed before any page is rendered; a measured
     campaign's report names the campaigns of its plan left out, and the project's ``key``
-    with when its manifest was signed."""
+    with when its manifest was signed; its costs come from the declared ``prices``."""
     reports, imported = [], []
-    for summary in (summarize(campaign) for campaign in campaigns):
+    for summary in (summarize(campaign, prices) for campaign in campaigns):
         if isinstance(summary, ImportedReport):
             imported.append(summary)
             continue

@@ -1,7 +1,7 @@
 """The one registry of author-controlled strings: which fields of the models a build reads
 (a plan, annotations, an import declaration and its registration, the site settings of
-``mkdocs.yml`` with its redaction labels, ``content/sources.yaml``, comparison specs) hold
-text an author writes, and which hold strings that are not prose.
+``mkdocs.yml`` with its redaction labels, ``content/sources.yaml``, ``content/prices.yaml``,
+comparison specs) hold text an author writes, and which hold strings that are not prose.
 
 Each string field is declared once, in its model, by a marker in its type:
 

@@ -6,7 +6,7 @@ number for a reader.
 The styles: rates (tok/s, requests/s) and seconds with 2 decimals, milliseconds with 1,
 ratios with 2 (the ``×`` comes from the text around them), percentages of fractions with
 1 decimal (the ``%`` comes from the catalogs, written without a space in both languages),
-memory in GiB with 2, counts as whole numbers; thousands separated by a comma (both
+memory in GiB with 2, money with 2 (4 under one unit), counts as whole numbers; thousands separated by a comma (both
 languages write them so). A missing value (None, NaN, pandas NA) is ``-``.
 """
 
@@ -98,6 +98,15 @@ def gib(mib: Any) -> str:
     return MISSING if _missing(mib) else fixed(float(mib) / 1024, 2)
 
 
+def money(value: Any) -> str:
+    """An amount of money (a price, a cost per million tokens), without its currency, which
+    its text adds: ``2.50``; under one unit with 4 decimals, so a cheap cost keeps its
+    digits (``0.0123``)."""
+    if _missing(value):
+        return MISSING
+    return fixed(value, 2 if abs(float(value)) >= 1 else 4)
+
+
 def signed(value: Any, digits: int = 1) -> str:
     """``fixed`` with an explicit sign (``+21.7``, ``-3.0``); a value that rounds to zero
     has none (``0.0``)."""
@@ -135,6 +144,7 @@ FILTERS = {
     "watts": watts,
     "joules": joules,
     "gib": gib,
+    "money": money,
     "signed": signed,
     "setting": setting,
 }

@@ -4,8 +4,9 @@ A project is a directory with a ``mkdocs.yml`` (``sitegen init DIR`` makes one).
 only what its authors change: page templates in ``content/<lang>/`` replace the packaged
 ones of the same name, ``theme/i18n/<lang>.yml`` renames interface labels of the packaged
 catalog (``pages.i18n.OVERRIDABLE``: caveats and disclaimers are the package's),
-``theme/assets/`` adds files (a logo, a CSS file), ``content/sources.yaml`` and
-``content/comparisons/`` declare its sources and comparisons, ``plans/`` its plans. The
+``theme/assets/`` adds files (a logo, a CSS file), ``content/sources.yaml``,
+``content/prices.yaml`` and ``content/comparisons/`` declare its sources, device prices
+and comparisons, ``plans/`` its plans. The
 theme's templates and the directives' partials are the package's only: a changed template
 could hide a caveat.
 """

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sitegen.core.errors import StorageError
+from sitegen.core.price_list import PRICES_DOWNLOAD, price_list_json
 from sitegen.core.signing import Signer
 from sitegen.pages.safe_json import script_json
 from sitegen.plan.plan_file import canonical_plan_json
@@ -345,6 +346,11 @@ def make_downloads(
             "manifest.json", "json", "manifest", published_manifest(campaign, plan, records_sha256)
         ),
     ]
+    prices = report.token_costs.prices
+    if prices is not None:
+        files.append(
+            DownloadFile.from_bytes(PRICES_DOWNLOAD, "json", "prices", price_list_json(prices))
+        )
     for table, frame in _tables(report):
         # Into scratch files: a large campaign's tables would otherwise stay in memory as
         # bytes until the site is written.

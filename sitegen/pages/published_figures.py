@@ -19,6 +19,9 @@ Ids are ``/``-separated (plan ids never hold a ``/``):
   percentiles (TPOT and ITL in milliseconds)
 - ``memory/<condition>/<device>/{median,max}``: peak memory in GiB
 - ``conditions/<condition>/{n,length_capped}``: the truncation card
+- ``cost/<condition>/<input>/{throughput,per_hour,cost}``: throughput at the plan's
+  concurrency, the declared price per hour of the devices used and the cost per million
+  output tokens (only where a cost is computed)
 - ``quality/{difference,difference_signed,lower_bound,lower_bound_signed,margin}``: the
   primary accuracy result in percentage points
 """
@@ -36,6 +39,7 @@ from sitegen.core.formatting import (
     count,
     gib,
     median_count,
+    money,
     percent,
     rate,
     ratio,
@@ -110,6 +114,12 @@ def report_figures(report: Report) -> dict[str, str]:
         key = f"conditions/{overview.condition_id}"
         figures[f"{key}/n"] = count(overview.n)
         figures[f"{key}/length_capped"] = count(overview.length_capped)
+    for cost in report.token_costs.rows:
+        if cost.cost_per_million is not None:
+            key = f"cost/{cost.condition_id}/{cost.input_id}"
+            figures[f"{key}/throughput"] = rate(cost.throughput_tps)
+            figures[f"{key}/per_hour"] = money(cost.per_hour)
+            figures[f"{key}/cost"] = money(cost.cost_per_million)
     primary = report.quality.primary if report.quality is not None else None
     if primary is not None:
         figures |= {

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from sitegen.core.price_list import PriceList
 from sitegen.fleet.fleet_plan import FleetPlan
 from sitegen.pages.file_list_model import SignedFiles
 from sitegen.plan.grid import GRID_KEY, PlanGrid
@@ -24,6 +25,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "imported-record": ImportedRecord,
     "import-registration": ImportRegistration,
     "fleet-plan": FleetPlan,
+    "price-list": PriceList,
 }
 
 

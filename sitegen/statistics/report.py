@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from sitegen.core.price_list import PriceList
 from sitegen.plan.expand import iter_trials
 from sitegen.plan.items import plan_items
 from sitegen.plan.labels import condition_labels
@@ -65,6 +66,7 @@ from sitegen.statistics.system import (
     unhashed_model,
 )
 from sitegen.statistics.telemetry import telemetry_frame, telemetry_summary
+from sitegen.statistics.token_cost import TokenCosts, token_costs
 from sitegen.statistics.trials import (
     RunOrder,
     closed_loop,
@@ -159,6 +161,9 @@ class Report:
     """The run order the records show."""
     unhashed_model: bool
     """Whether a usable record's model could not be hashed (a remote server's file)."""
+    token_costs: TokenCosts
+    """Per condition × speed input: throughput at the plan's concurrency and the cost per
+    million output tokens from the project's declared prices, or why there is none."""
     signing_key: str | None = None
     """Fingerprint of the key the project declares (``None``: it declares none)."""
     signed_at: str | None = None
@@ -194,10 +199,11 @@ class Report:
         return self.completion_times_by_input[input_id]
 
 
-def make_report(campaign: Campaign) -> Report:
+def make_report(campaign: Campaign, prices: PriceList | None = None) -> Report:
     """Every statistic of the measured ``campaign``, computed now, in order: the trials
     table with its outliers marked, the speed summary and comparisons, then each table
-    and view the pages show."""
+    and view the pages show. ``prices``: the project's declared device prices, which
+    the costs per million output tokens need (``None``: it declares none)."""
     plan = campaign.plan
     items = plan_items(plan)
     speed_ids = frozenset(i.id for i in plan.inputs)
@@ -269,6 +275,7 @@ def make_report(campaign: Campaign) -> Report:
         observation_warnings=observation_warnings(comparisons, thresholds),
         run_order=observed_run_order(campaign.rows),
         unhashed_model=unhashed_model(campaign.table),
+        token_costs=token_costs(plan, campaign.table, speed_ids, prices),
     )
 
 

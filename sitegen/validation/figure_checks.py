@@ -1,10 +1,10 @@
 """C-FIGURE over every text an author writes that reaches a page: content prose as the
 page renders it; every author field of every model a build or an import reads (plan,
 annotations, import declaration and registration, ``mkdocs.yml`` with its redaction
-labels, ``content/sources.yaml``, comparisons), as the registry of author fields declares
-them (``sitegen.core.author_fields``: one walker, no list of fields here); catalog strings; and
-the side channels a reader sees without reading the page: link and image titles and image
-alt texts of content Markdown (tooltips).
+labels, ``content/sources.yaml``, ``content/prices.yaml``, comparisons), as the registry
+of author fields declares them (``sitegen.core.author_fields``: one walker, no list of
+fields here); catalog strings; and the side channels a reader sees without reading the
+page: link and image titles and image alt texts of content Markdown (tooltips).
 
 One detector (``validation.figures``) reads them all; each issue names the file, the
 field (dotted path) and the figures found.
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from sitegen.core.author_fields import AuthorField, author_texts
 from sitegen.core.comparison_spec import ComparisonSpec
 from sitegen.core.errors import ConfigError, Issue
+from sitegen.core.price_list import PRICES_FILE, PriceList
 from sitegen.core.project import packaged_theme
 from sitegen.core.site_settings import RedactPolicy, SiteSettings
 from sitegen.core.source_list import SourceList
@@ -83,6 +84,7 @@ def author_roots() -> dict[str, type[BaseModel]]:
         "mkdocs.yml": SiteSettings,
         "mkdocs.yml → redact": RedactPolicy,
         "content/sources.yaml": SourceList,
+        "content/prices.yaml": PriceList,
         "content/comparisons/<id>.yaml": ComparisonSpec,
     }
 
@@ -252,6 +254,15 @@ def _no_figures_in_sources(project_dir: Path) -> list[Issue]:
     path = project_dir / "content" / "sources.yaml"
     sources = _validated(SourceList, path) if path.is_file() else None
     return author_figure_issues(sources, str(path)) if sources is not None else []
+
+
+@check("C-FIGURE", "project")
+def _no_figures_in_prices(project_dir: Path) -> list[Issue]:
+    """The device names and sources of ``content/prices.yaml``, which the speed page shows
+    beside every cost (the prices themselves are numbers the page marks as figures)."""
+    path = project_dir / PRICES_FILE
+    prices = _validated(PriceList, path) if path.is_file() else None
+    return author_figure_issues(prices, str(path)) if prices is not None else []
 
 
 def markup_text_issues(template: str, fields: Iterable[tuple[str, str]]) -> list[Issue]:

@@ -1,15 +1,30 @@
-"""The prose and page checks of every rule (the catalog is ``rules.yaml``): prose checks
-see the visible text an author wrote on a content page, page checks one rendered page's
-claims (``PageFacts``)."""
+"""The project, prose and page checks of every rule (the catalog is ``rules.yaml``):
+project checks read a project file the pages' claims rest on (the price list), prose
+checks see the visible text an author wrote on a content page, page checks one rendered
+page's claims (``PageFacts``)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from sitegen.core.errors import Issue
+from sitegen.core.price_list import read_price_list
 from sitegen.records.inclusion import MIN_VALUES
 from sitegen.validation.page_facts import PageFacts
 from sitegen.validation.rules import check, violation
+
+# --- project checks --------------------------------------------------------------------
+
+
+@check("C-COST", "project")
+def _prices_declared_whole(project_dir: Path) -> list[Issue]:
+    """The price list every cost comes from: a bad entry (a price that is not a finite
+    positive number, no source, a device priced twice …) stops the build, named by file,
+    entry and field, rather than leaving its devices without a cost."""
+    _, issues = read_price_list(project_dir)
+    return [violation("C-COST", issue.location, issue.message) for issue in issues]
+
 
 # --- prose checks ------------------------------------------------------------------------
 

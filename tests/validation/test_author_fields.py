@@ -30,6 +30,7 @@ from sitegen.core.author_fields import (
 )
 from sitegen.core.comparison_spec import ComparisonSpec
 from sitegen.core.errors import ConfigError, DataError
+from sitegen.core.price_list import PriceList
 from sitegen.core.site_settings import RedactPolicy, SiteSettings
 from sitegen.core.source_list import SourceList
 from sitegen.core.strict_model import StrictModel
@@ -71,6 +72,7 @@ def test_the_roots_are_every_model_a_build_or_an_import_reads():
         SiteSettings,
         RedactPolicy,
         SourceList,
+        PriceList,
         ComparisonSpec,
     }
 
@@ -192,6 +194,12 @@ SOURCES = {
     "sources": [{"id": "card", "title": "Model card", "publisher": "Vendor", "date": "2025-01-01"}]
 }
 COMPARISON = {"id": "across", "title": BILINGUAL, "campaigns": ["a", "b"]}
+PRICES = {
+    "currency": "USD",
+    "prices": [
+        {"device": "NVIDIA H200", "per_hour": 3.5, "source": BILINGUAL, "as_of": "2026-01-15"}
+    ],
+}
 
 
 def _registration() -> ImportRegistration:
@@ -218,6 +226,7 @@ INSTANCES: dict[str, tuple[str, BaseModel]] = {
     "registration": ("data/campaigns/imported/import.json", _registration()),
     "settings": ("mkdocs.yml", SiteSettings.model_validate(SETTINGS)),
     "sources": ("content/sources.yaml", SourceList.model_validate(SOURCES)),
+    "prices": ("content/prices.yaml", PriceList.model_validate(PRICES)),
     "comparison": ("content/comparisons/across.yaml", ComparisonSpec.model_validate(COMPARISON)),
 }
 """A filled-in instance of each root: every optional author field holds a value."""

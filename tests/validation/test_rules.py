@@ -141,6 +141,14 @@ class ContentEdit:
 
 
 @dataclass(frozen=True)
+class ProjectFile:
+    """Write this file into a copy of the project."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Tamper:
     """Change a signed file of the campaign after measuring, without signing it."""
 
@@ -283,6 +291,11 @@ FAILING_CASES = {
         "vllm/vllm-serve.json", _vllm(lambda r: r["output_lens"].__setitem__(0, 10**15))
     ),
     "C-MAGNITUDE": ImportedEdit("vllm/vllm-serve.json", _vllm(_in_milliseconds_as_seconds)),
+    "C-COST": ProjectFile(
+        "content/prices.yaml",
+        "currency: USD\nprices:\n  - device: fake cpu\n    per_hour: 0\n"
+        "    source: {ja: 価格表, en: price list}\n    as_of: 2026-01-15\n",
+    ),
     "C-SERIES": RecordEdit(
         "→ provenance.engine.version, provenance.engine.build",
         _other_build_for("on"),
@@ -327,6 +340,9 @@ def test_every_rule_fails_on_its_case(checked, tmp_path, rule):
     if isinstance(case, Tamper):
         tampered = directory / case.file
         tampered.write_text(tampered.read_text().replace('"gen_tps": ', '"gen_tps": 1', 1))
+    if isinstance(case, ProjectFile):
+        project = copy_project(tmp_path / "project")
+        (project / case.path).write_text(case.text)
     if isinstance(case, ContentEdit):
         project = copy_project(tmp_path / "project")
         for lang in ("ja", "en"):

@@ -19,6 +19,7 @@ from __future__ import annotations
 # registers them all.
 from sitegen.pages.directives import (  # noqa: F401
     comparison_directives,
+    cost_directives,
     examples_directives,
     home_directives,
     imported_directives,
