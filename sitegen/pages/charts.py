@@ -49,7 +49,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _values(column: pd.Series) -> list[float | None]:
+def rows_by_condition(frame: pd.DataFrame, columns: list[str]) -> dict[str, dict[str, list]]:
+    """The ``columns`` of ``frame`` as Python lists, split by ``condition_id`` (rows in
+    their order): one pass over a few columns, where a boolean mask per condition copied
+    every column of the frame once per condition and chart."""
+    values = [frame[column].tolist() for column in columns]
+    positions: dict[str, list[int]] = {}
+    for position, condition_id in enumerate(frame["condition_id"].tolist()):
+        positions.setdefault(condition_id, []).append(position)
+    return {
+        condition_id: {
+            column: [column_values[i] for i in chosen]
+            for column, column_values in zip(columns, values, strict=True)
+        }
+        for condition_id, chosen in positions.items()
+    }
+
+
+def _values(column: Sequence[Any]) -> list[float | None]:
     """Chart values rounded for the page; a missing value (a one-token answer has no
     generation rate) is ``None``, drawn as no point."""
     return [None if pd.isna(v) else round(float(v), 4) for v in column]
@@ -65,14 +82,17 @@ def trials_chart(
     """Every measured trial as a point and each condition's median as a bar-shaped marker,
     grouped by input."""
     traces: list[dict] = []
+    columns = ["input_id", metric, "trial_id"] + (["outlier"] if "outlier" in trials else [])
+    points = rows_by_condition(trials, columns)
+    medians_by = rows_by_condition(summary, ["input_id", f"{metric}_median"])
     for index, (condition_id, label) in enumerate(condition_labels.items()):
         color = PALETTE[index % len(PALETTE)]
-        rows = trials[trials["condition_id"] == condition_id]
+        rows = points.get(condition_id) or {c: [] for c in columns}
         traces.append(
             _scatter(
-                x=rows["input_id"].tolist(),
+                x=rows["input_id"],
                 y=_values(rows[metric]),
-                text=rows["trial_id"].tolist(),
+                text=rows["trial_id"],
                 mode="markers",
                 name=f"{label} · {catalog.t('chart.trial')}",
                 legendgroup=condition_id,
@@ -89,10 +109,10 @@ def trials_chart(
                 hovertemplate=f"%{{text}}<br>{hover('y')}<extra></extra>",
             )
         )
-        medians = summary[summary["condition_id"] == condition_id]
+        medians = medians_by.get(condition_id) or {"input_id": [], f"{metric}_median": []}
         traces.append(
             _scatter(
-                x=medians["input_id"].tolist(),
+                x=medians["input_id"],
                 y=_values(medians[f"{metric}_median"]),
                 mode="markers",
                 name=f"{label} · {catalog.t('chart.median')}",

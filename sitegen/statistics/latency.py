@@ -58,7 +58,9 @@ def latency_percentiles(usable: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFram
     ``record`` is a row index of ``usable``'s table. Metrics no trial has are left out."""
     rows = []
     gap_values = gaps.set_index("record")["gap_s"] if len(gaps) else pd.Series(dtype=float)
-    for (condition_id, input_id), group in usable.groupby(["condition_id", "input_id"], sort=False):
+    # Only the columns read are grouped (the row index, ``itl_s``'s key, stays).
+    kept = usable[["condition_id", "input_id", *(m for m in LATENCY_METRICS if m in usable)]]
+    for (condition_id, input_id), group in kept.groupby(["condition_id", "input_id"], sort=False):
         for metric in LATENCY_METRICS:
             if metric == "itl_s":
                 values = gap_values[gap_values.index.isin(group.index)].to_numpy(float)

@@ -22,7 +22,6 @@ from sitegen.statistics.trials import (
     generation_rates,
     one_row_per_round,
     trial_acceptance,
-    usable,
 )
 
 SPEED_METRICS = (
@@ -47,6 +46,28 @@ ROUND_COLUMNS = ("round_run_id", *sorted(ROUND_METRICS))
 """What ``speed_summary`` reads of a group's rounds."""
 SPREAD_METRICS = ("gen_tps", "aggregate_tps", "ttft_s", "e2e_s")
 """Metrics summarized with quantiles (``dispersion.QUANTILES``) beside the median."""
+SUMMARY_COLUMNS = tuple(
+    dict.fromkeys(
+        (
+            "condition_id",
+            "input_id",
+            "prompt_tokens",
+            "context_capacity",
+            "max_output_tokens",
+            "speculative_mode",
+            "generated_tokens",
+            "finish",
+            "answer_reached",
+            "concurrency",
+            "outlier",
+            "draft_proposed",
+            "draft_accepted",
+            *ROUND_COLUMNS,
+            *SPEED_METRICS,
+        )
+    )
+)
+"""What ``speed_summary`` reads of a trials table."""
 
 
 def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -60,9 +81,9 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
     Median is the sample median (mean of the two middle values for even n).
     """
     rows = []
-    for (condition_id, input_id), group in usable(frame).groupby(
-        ["condition_id", "input_id"], sort=False
-    ):
+    # Only the columns a summary reads are grouped: every group copies each column kept.
+    kept = frame.loc[enters_statistics(frame), [c for c in SUMMARY_COLUMNS if c in frame]]
+    for (condition_id, input_id), group in kept.groupby(["condition_id", "input_id"], sort=False):
         row: dict[str, object] = {
             "condition_id": condition_id,
             "input_id": input_id,

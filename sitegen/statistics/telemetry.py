@@ -13,6 +13,20 @@ TELEMETRY_FIELDS = tuple(
     name for name in DeviceTelemetry.model_fields if name not in ("device", "source")
 )
 
+SUMMED = (
+    "samples",
+    "sample_interval_s",
+    "sm_util_mean_pct",
+    "mem_bw_util_mean_pct",
+    "power_mean_w",
+    "sm_clock_median_mhz",
+    "temperature_max_c",
+    "memory_used_max_mib",
+    "energy_j",
+    "cpu_time_s",
+)
+"""The telemetry fields ``telemetry_summary`` aggregates."""
+
 
 def telemetry_frame(table: RecordTable) -> pd.DataFrame:
     """One row per record × device (every role and status; published as
@@ -32,7 +46,11 @@ def telemetry_frame(table: RecordTable) -> pd.DataFrame:
 def telemetry_summary(frame: pd.DataFrame, input_ids: set[str]) -> pd.DataFrame:
     """Per condition × device over the usable trials of ``input_ids`` (each concurrent
     round once): medians of the per-request means, the highest temperature and memory."""
-    selected = frame[frame["usable"] & frame["input_id"].isin(input_ids)] if len(frame) else frame
+    if not len(frame):
+        return pd.DataFrame()
+    # Only the columns read: the round selection below copies every column it keeps.
+    columns = ["condition_id", "device", "source", "trial_id", "round_run_id", *SUMMED]
+    selected = frame.loc[frame["usable"] & frame["input_id"].isin(input_ids), columns]
     if selected.empty:
         return pd.DataFrame()
     selected = one_row_per_round(selected, per=("device",))

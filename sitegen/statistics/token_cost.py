@@ -89,13 +89,27 @@ class TokenCosts:
     """Every condition × speed input of the plan, in plan order (conditions, then inputs)."""
 
 
+COST_COLUMNS = [
+    "condition_id",
+    "input_id",
+    "provenance",
+    "round_run_id",
+    "generated_tokens",
+    "round_generated_tokens",
+    "e2e_s",
+    "round_wall_s",
+]
+"""What ``token_costs`` reads of a record table's rows."""
+
+
 def token_costs(
     plan: Plan, table: RecordTable, speed_ids: frozenset[str], prices: PriceList | None
 ) -> TokenCosts:
     """The cost of each condition on each speed input of ``plan`` from its records
     (``table``) and the declared ``prices`` (see the module)."""
     rows = table.rows
-    usable = rows[enters_statistics(rows) & rows["input_id"].isin(speed_ids)]
+    # Only the columns a cost reads: each selection below copies every column it keeps.
+    usable = rows.loc[enters_statistics(rows) & rows["input_id"].isin(speed_ids), COST_COLUMNS]
     names = [tuple(d.name for d in p.host.devices) for p in table.provenances]
     costs = []
     for condition in plan.conditions:

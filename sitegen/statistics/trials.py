@@ -132,8 +132,9 @@ def generation_rates(trials: pd.DataFrame, condition_id: str, input_id: str) -> 
     resamples); empty without such trials."""
     if trials.empty:
         return np.array([])
-    selected = trials[(trials["condition_id"] == condition_id) & (trials["input_id"] == input_id)]
-    return selected["gen_tps"].astype(float).to_numpy()
+    # The one column masked, not every column of the table.
+    chosen = (trials["condition_id"] == condition_id) & (trials["input_id"] == input_id)
+    return trials["gen_tps"][chosen].astype(float).to_numpy()
 
 
 def trial_acceptance(frame: pd.DataFrame) -> pd.Series:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
+import pandas as pd
 from markupsafe import Markup
 
 from sitegen.core.formatting import count, rate, seconds
@@ -196,7 +197,7 @@ def speed_chart(ctx: PageContext, metric: str = "gen_tps") -> Markup:
             count(row["generated_tokens"]),
             ctx.catalog.t(f"finish.{row['finish']}"),
         ]
-        for row in trials.to_dict("records")
+        for row in _python_rows(trials)
     ]
     pages = [rows[i : i + TABLE_PAGE_ROWS] for i in range(0, len(rows), TABLE_PAGE_ROWS)]
     table_files = []
@@ -219,6 +220,14 @@ def speed_chart(ctx: PageContext, metric: str = "gen_tps") -> Markup:
         row_count=len(rows),
         page_rows=TABLE_PAGE_ROWS,
     )
+
+
+def _python_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as dicts of Python values, as ``to_dict("records")`` gives
+    them, built from whole columns (that method boxes every value on its own)."""
+    names = list(frame.columns)
+    columns = [frame[name].tolist() for name in names]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 @directive("speed_table")
