@@ -29,20 +29,21 @@ def measure(args: argparse.Namespace) -> int:
             )
         return measure_fleet(args)
     from sitegen.core.project import project_plans
-    from sitegen.measure.preflight import preflight, trial_summary
     from sitegen.plan.demo import DEMO_PLANS
     from sitegen.plan.plan_file import load_plan
 
     if args.address:
         raise ConfigError("--address names the Ray cluster of a fleet; it needs --fleet")
-    from sitegen.core.signing import load_signer
-    from sitegen.measure.progress import MeasureDisplay
-
     # In a project: its plans/; elsewhere (or with none) the built-in demo.
     files = [args.plan] if args.plan else project_plans(Path("."))
     plans = [load_plan(path) for path in files] or DEMO_PLANS
     if args.new_campaign:
         _refuse_without_series(files, plans)
+    # Only now the measuring machinery (pandas, the engines): a bad plan is refused at once.
+    from sitegen.core.signing import load_signer
+    from sitegen.measure.preflight import preflight, trial_summary
+    from sitegen.measure.progress import MeasureDisplay
+
     display = MeasureDisplay()
     # The user's key signs every manifest update (and must be the project's key).
     signer = load_signer(Path("."))
