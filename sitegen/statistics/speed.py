@@ -16,11 +16,11 @@ from sitegen.records.record_models import TrialRecord
 from sitegen.records.table import RecordTable
 from sitegen.statistics.dispersion import QUANTILES, median_ratio_interval
 from sitegen.statistics.health import HealthFinding
+from sitegen.statistics.row_groups import row_groups
 from sitegen.statistics.setups import compare_records
 from sitegen.statistics.trials import (
     enters_statistics,
     generation_rates,
-    one_row_per_round,
     trial_acceptance,
 )
 
@@ -80,68 +80,90 @@ def speed_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
     Median is the sample median (mean of the two middle values for even n).
     """
-    rows = []
-    # Only the columns a summary reads are grouped: every group copies each column kept.
     kept = frame.loc[enters_statistics(frame), [c for c in SUMMARY_COLUMNS if c in frame]]
-    for (condition_id, input_id), group in kept.groupby(["condition_id", "input_id"], sort=False):
-        row: dict[str, object] = {
-            "condition_id": condition_id,
-            "input_id": input_id,
-            "n": len(group),
-            "prompt_tokens": int(group["prompt_tokens"].median()),
-            "context_capacity": int(group["context_capacity"].iloc[0]),
-            "max_output_tokens": int(group["max_output_tokens"].max())
-            if "max_output_tokens" in group
-            else None,
-            "speculative_mode": str(group["speculative_mode"].iloc[0])
-            if "speculative_mode" in group
-            else None,
-            "generated_tokens_median": float(group["generated_tokens"].median()),
-            "finish_length": int((group["finish"] == "length").sum()),
-            "answer_not_reached": int((~group["answer_reached"]).sum()),
-        }
-        row["concurrency"] = int(group["concurrency"].max()) if "concurrency" in group else 1
-        row["outliers"] = int(group["outlier"].sum()) if "outlier" in group else 0
-        # Only the columns it reads: a copy of a whole group costs more than the summary.
-        rounds = one_row_per_round(group[[c for c in ROUND_COLUMNS if c in group]])
-        for metric in SPEED_METRICS:
-            source = rounds if metric in ROUND_METRICS else group
-            values = _present_values(source, metric)
-            row[f"{metric}_n"] = len(values)
-            row[f"{metric}_median"] = float(np.median(values)) if len(values) else None
-            row[f"{metric}_min"] = float(values.min()) if len(values) else None
-            row[f"{metric}_max"] = float(values.max()) if len(values) else None
-            if metric in SPREAD_METRICS:
-                # Every quantile in one call (each the same as asked alone); linear
-                # interpolation, as pandas' quantile.
-                found = np.quantile(values, list(QUANTILES.values())) if len(values) else None
-                for at, name in enumerate(QUANTILES):
-                    row[f"{metric}_{name}"] = None if found is None else float(found[at])
-        proposed = group["draft_proposed"].dropna().sum()
-        row["draft_proposed"] = int(proposed) if group["draft_proposed"].notna().any() else None
-        accepted = (
-            int(group["draft_accepted"].dropna().sum())
-            if row["draft_proposed"] is not None
-            else None
-        )
-        row["draft_accepted"] = accepted
-        row["acceptance"] = (
-            accepted / proposed if accepted is not None and row["draft_proposed"] else None
-        )
-        rates = trial_acceptance(group).dropna()
-        row["acceptance_n"] = len(rates)
-        row["acceptance_median"] = float(rates.median()) if len(rates) else None
-        rows.append(row)
+    columns = _summary_columns(kept)
+    rows = [
+        {"condition_id": condition_id, "input_id": input_id, **_group_summary(columns, at)}
+        for (condition_id, input_id), at in row_groups(kept, ("condition_id", "input_id"))
+    ]
     return pd.DataFrame(rows)
 
 
-def _present_values(frame: pd.DataFrame, metric: str) -> np.ndarray:
-    """The values of ``metric`` in ``frame`` that are there, as floats (numpy: pandas'
-    per-call cost would outweigh a small summary's work); none where a frame lacks the
-    column (built before it existed)."""
-    if metric not in frame:
-        return np.array([], dtype=float)
-    values = frame[metric].to_numpy(dtype=float, na_value=np.nan)
+def _summary_columns(kept: pd.DataFrame) -> dict[str, np.ndarray]:
+    """What ``_group_summary`` reads of the usable trials, each column taken out of pandas
+    once (numbers as floats, missing as NaN); a column the table lacks is left out."""
+    numbers = [*SPEED_METRICS, "prompt_tokens", "generated_tokens"]
+    columns = {
+        name: kept[name].to_numpy(dtype=float, na_value=np.nan) for name in numbers if name in kept
+    }
+    for name in ("context_capacity", "max_output_tokens", "speculative_mode", "concurrency"):
+        if name in kept:
+            columns[name] = kept[name].to_numpy()
+    if "outlier" in kept:
+        columns["outlier"] = kept["outlier"].to_numpy()
+    columns["finish_length"] = (kept["finish"] == "length").to_numpy(dtype=bool, na_value=False)
+    columns["answer_not_reached"] = (~kept["answer_reached"]).to_numpy()
+    # A concurrent round's figures are shared by its requests: its first row per group
+    # stands for it (``one_row_per_round``); a request sent alone stands for itself.
+    if "round_run_id" in kept:
+        alone = kept["round_run_id"].isna()
+        first = ~kept.duplicated(["condition_id", "input_id", "round_run_id"])
+        columns["counts_round"] = (alone | first).to_numpy()
+    else:
+        columns["counts_round"] = np.ones(len(kept), dtype=bool)
+    for name in ("draft_proposed", "draft_accepted"):
+        columns[name] = kept[name].to_numpy(dtype=float, na_value=np.nan)
+    columns["acceptance"] = trial_acceptance(kept).to_numpy()
+    return columns
+
+
+def _group_summary(columns: dict[str, np.ndarray], at: np.ndarray) -> dict[str, object]:
+    """The summary row of the trials at positions ``at`` (one condition on one input),
+    without its key."""
+    row: dict[str, object] = {
+        "n": len(at),
+        "prompt_tokens": int(np.median(_present(columns["prompt_tokens"][at]))),
+        "context_capacity": int(columns["context_capacity"][at[0]]),
+        "max_output_tokens": int(columns["max_output_tokens"][at].max())
+        if "max_output_tokens" in columns
+        else None,
+        "speculative_mode": str(columns["speculative_mode"][at[0]])
+        if "speculative_mode" in columns
+        else None,
+        "generated_tokens_median": float(np.median(_present(columns["generated_tokens"][at]))),
+        "finish_length": int(columns["finish_length"][at].sum()),
+        "answer_not_reached": int(columns["answer_not_reached"][at].sum()),
+    }
+    row["concurrency"] = int(columns["concurrency"][at].max()) if "concurrency" in columns else 1
+    row["outliers"] = int(columns["outlier"][at].sum()) if "outlier" in columns else 0
+    rounds = at[columns["counts_round"][at]]
+    for metric in SPEED_METRICS:
+        source = rounds if metric in ROUND_METRICS else at
+        values = _present(columns[metric][source]) if metric in columns else np.array([])
+        row[f"{metric}_n"] = len(values)
+        row[f"{metric}_median"] = float(np.median(values)) if len(values) else None
+        row[f"{metric}_min"] = float(values.min()) if len(values) else None
+        row[f"{metric}_max"] = float(values.max()) if len(values) else None
+        if metric in SPREAD_METRICS:
+            # Every quantile in one call (each the same as asked alone); linear
+            # interpolation, as pandas' quantile.
+            found = np.quantile(values, list(QUANTILES.values())) if len(values) else None
+            for position, name in enumerate(QUANTILES):
+                row[f"{metric}_{name}"] = None if found is None else float(found[position])
+    counted = _present(columns["draft_proposed"][at])
+    proposed = int(counted.sum()) if len(counted) else None
+    accepted = int(_present(columns["draft_accepted"][at]).sum()) if proposed is not None else None
+    row["draft_proposed"] = proposed
+    row["draft_accepted"] = accepted
+    row["acceptance"] = accepted / proposed if accepted is not None and proposed else None
+    rates = _present(columns["acceptance"][at])
+    row["acceptance_n"] = len(rates)
+    row["acceptance_median"] = float(np.median(rates)) if len(rates) else None
+    return row
+
+
+def _present(values: np.ndarray) -> np.ndarray:
+    """The values that are there (not NaN)."""
     return values[~np.isnan(values)]
 
 
