@@ -35,8 +35,9 @@ CDF_POINTS = 200
 def tpot(frame: pd.DataFrame) -> pd.Series:
     """Time per output token of each trial: generation time ÷ (generated tokens − 1);
     missing with fewer than two tokens or no generation time."""
-    tokens = frame["generated_tokens"].astype("Float64") - 1
-    return (frame["generation_s"].astype("Float64") / tokens.where(tokens > 0)).astype(float)
+    tokens = frame["generated_tokens"].to_numpy(dtype=float, na_value=np.nan) - 1
+    generation_s = frame["generation_s"].to_numpy(dtype=float, na_value=np.nan)
+    return pd.Series(generation_s / np.where(tokens > 0, tokens, np.nan), index=frame.index)
 
 
 def percentile_row(values: np.ndarray) -> dict[str, float | int | None]:

@@ -77,43 +77,71 @@ def trials_frame(table: RecordTable) -> pd.DataFrame:
     """One row per record (every role and status), the columns published as
     ``trials.csv``; the row index is the record's index in ``table``."""
     rows = table.rows
-    frame = rows[[c for c in TRIALS_COLUMNS if c in rows.columns]]
-    speculative = rows["speculative"]
-    frame["speculative_mode"] = speculative.map(lambda i: table.speculatives[i].mode)
-    frame["draft_max"] = speculative.map(lambda i: table.speculatives[i].draft_max).astype("Int64")
-    frame["finish"] = rows["finish"].where(rows["has_metrics"], "error")
-    frame["answer_reached"] = rows["answer_reached"].fillna(False).astype(bool)
-    memory = table.peak_memory.groupby("record")["peak_mib"].max()
-    frame["peak_mem_mib"] = memory.reindex(rows.index).astype(float)
-    in_round = rows["round_run_id"].notna()
-    frame["concurrency"] = rows["round_size"].fillna(1).astype("int64")
-    alone_tps = rows["generated_tokens"].astype("Float64") / rows["e2e_s"].where(rows["e2e_s"] > 0)
-    frame["aggregate_tps"] = (
-        rows["round_aggregate_tps"].where(in_round, alone_tps.astype(float)).astype(float)
+    derived = _derived_columns(table)
+    # Made at once from its columns: each column set on a frame costs more than a small
+    # campaign's figures.
+    return pd.DataFrame(
+        {name: derived[name] if name in derived else rows[name] for name in TRIALS_COLUMNS},
+        index=rows.index,
     )
-    tokens = rows["round_generated_tokens"].where(in_round, rows["generated_tokens"])
-    tokens = tokens.astype("Float64").where(lambda t: t > 0).astype(float)
-    telemetry = table.telemetry
-    energy = _total(telemetry[telemetry["source"] == "nvml"], "energy_j", rows.index)
-    cpu_time = _total(telemetry, "cpu_time_s", rows.index)
-    frame["energy_j"] = energy
-    frame["energy_per_token_j"] = energy / tokens
-    frame["cpu_time_s"] = cpu_time
-    frame["cpu_s_per_token"] = cpu_time / tokens
+
+
+def _derived_columns(table: RecordTable) -> dict[str, pd.Series | np.ndarray]:
+    """The columns of ``trials_frame`` that are not the records' own columns as they are;
+    figures computed on floats (a missing value as NaN), not nullable pandas types, whose
+    every operation costs more."""
+    rows = table.rows
+    speculative = rows["speculative"]
     engines = [p.engine.id for p in table.provenances]
-    frame["engine"] = rows["provenance"].map(lambda i: engines[i])
-    frame["acceptance"] = trial_acceptance(frame)
-    frame["tpot_s"] = tpot(rows)
-    return frame[list(TRIALS_COLUMNS)]
+    memory = table.peak_memory.groupby("record")["peak_mib"].max()
+    in_round = rows["round_run_id"].notna().to_numpy()
+    generated = floats(rows["generated_tokens"])
+    e2e_s = floats(rows["e2e_s"])
+    alone_tps = generated / np.where(e2e_s > 0, e2e_s, np.nan)
+    tokens = np.where(in_round, floats(rows["round_generated_tokens"]), generated)
+    tokens = np.where(tokens > 0, tokens, np.nan)
+    energy, cpu_time = _totals(table.telemetry, rows.index)
+    return {
+        "speculative_mode": speculative.map(lambda i: table.speculatives[i].mode),
+        "draft_max": speculative.map(lambda i: table.speculatives[i].draft_max).astype("Int64"),
+        "finish": rows["finish"].where(rows["has_metrics"], "error"),
+        "answer_reached": rows["answer_reached"].fillna(False).astype(bool),
+        "peak_mem_mib": memory.reindex(rows.index).astype(float),
+        "concurrency": rows["round_size"].fillna(1).astype("int64"),
+        "aggregate_tps": np.where(in_round, floats(rows["round_aggregate_tps"]), alone_tps),
+        "energy_j": energy,
+        "energy_per_token_j": energy / tokens,
+        "cpu_time_s": cpu_time,
+        "cpu_s_per_token": cpu_time / tokens,
+        "engine": rows["provenance"].map(lambda i: engines[i]),
+        "acceptance": trial_acceptance(rows),
+        "tpot_s": tpot(rows),
+    }
 
 
-def _total(devices: pd.DataFrame, column: str, index: pd.Index) -> pd.Series:
-    """Per record, the sum of ``column`` over its devices; missing where no device has a
-    value. A round's device quantities cover every request of the round, so per-token
-    figures divide by the round's tokens: derived, the device's whole use, not the
-    request's alone."""
-    present = devices.dropna(subset=[column])
-    return present.groupby("record")[column].sum().reindex(index).astype(float)
+def floats(column: pd.Series) -> np.ndarray:
+    """A column's values as floats, a missing value as NaN."""
+    return column.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _totals(telemetry: pd.DataFrame, index: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """Per record (``index``), the sums over its devices of the NVML energy and of the CPU
+    time; missing where no device has a value. A round's device quantities cover every
+    request of the round, so per-token figures divide by the round's tokens: derived, the
+    device's whole use, not the request's alone."""
+    sums = (
+        pd.DataFrame(
+            {
+                "record": telemetry["record"],
+                "energy_j": telemetry["energy_j"].where(telemetry["source"] == "nvml"),
+                "cpu_time_s": telemetry["cpu_time_s"],
+            }
+        )
+        .groupby("record")[["energy_j", "cpu_time_s"]]
+        .sum(min_count=1)
+        .reindex(index)
+    )
+    return floats(sums["energy_j"]), floats(sums["cpu_time_s"])
 
 
 def one_row_per_round(frame: pd.DataFrame, per: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -140,9 +168,9 @@ def generation_rates(trials: pd.DataFrame, condition_id: str, input_id: str) -> 
 def trial_acceptance(frame: pd.DataFrame) -> pd.Series:
     """Each trial's draft acceptance (accepted ÷ proposed) where it proposed drafts, else
     missing."""
-    proposed = frame["draft_proposed"].astype("Float64")
-    rate = frame["draft_accepted"].astype("Float64") / proposed.where(proposed > 0)
-    return rate.astype(float)
+    proposed = floats(frame["draft_proposed"])
+    rate = floats(frame["draft_accepted"]) / np.where(proposed > 0, proposed, np.nan)
+    return pd.Series(rate, index=frame.index)
 
 
 def usable(frame: pd.DataFrame) -> pd.DataFrame:
