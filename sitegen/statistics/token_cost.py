@@ -26,12 +26,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from sitegen.core.price_list import DevicePrice, PriceList
 from sitegen.plan.plan_models import Plan
 from sitegen.records.inclusion import enters_statistics
 from sitegen.records.table import RecordTable
+from sitegen.statistics.row_groups import row_groups
+from sitegen.statistics.trials import floats
 
 SECONDS_PER_HOUR = 3600
 TOKENS_PER_UNIT = 1_000_000
@@ -111,15 +114,21 @@ def token_costs(
     # Only the columns a cost reads: each selection below copies every column it keeps.
     usable = rows.loc[enters_statistics(rows) & rows["input_id"].isin(speed_ids), COST_COLUMNS]
     names = [tuple(d.name for d in p.host.devices) for p in table.provenances]
+    # Grouped once by position and read as numpy arrays: a selection per condition and
+    # input costs more than a small campaign's sums.
+    groups = dict(row_groups(usable, ("condition_id", "input_id")))
+    provenance = usable["provenance"].to_numpy()
+    spans = _Spans(usable)
+    none = np.array([], dtype=np.int64)
     costs = []
     for condition in plan.conditions:
-        selected = usable[usable["condition_id"] == condition.id]
-        device_sets = {names[i] for i in selected["provenance"]}
+        mine = [at for (condition_id, _), at in groups.items() if condition_id == condition.id]
+        device_sets = {names[i] for at in mine for i in provenance[at]}
         devices, device_refusal = _devices(device_sets, prices)
         for spec in plan.inputs:
-            trials = selected[selected["input_id"] == spec.id]
+            output = spans.output(groups.get((condition.id, spec.id), none))
             costs.append(
-                _cost(condition.id, spec.id, condition.concurrency, trials, devices, device_refusal)
+                _cost(condition.id, spec.id, condition.concurrency, output, devices, device_refusal)
             )
     return TokenCosts(prices, tuple(costs))
 
@@ -152,15 +161,15 @@ def _cost(
     condition_id: str,
     input_id: str,
     concurrency: int,
-    trials: pd.DataFrame,
+    output: Output,
     devices: tuple[DeviceUse, ...],
     device_refusal: Refusal | None,
 ) -> TokenCost:
-    tokens, wall_s, spans, uncounted = _output(trials)
+    tokens, wall_s, spans, uncounted = output
     measured = tokens > 0 and wall_s > 0 and not uncounted
     throughput = tokens / wall_s if measured else None
     refused: Refusal | None
-    if trials.empty:
+    if not spans:
         refused = "no-trials"
     elif uncounted:
         refused = "uncounted"
@@ -191,15 +200,33 @@ def _cost(
     )
 
 
-def _output(trials: pd.DataFrame) -> tuple[int, float, int, bool]:
-    """Σ output tokens, Σ wall time and the spans counted (lone requests, then each
-    physical round once) of usable ``trials``, and whether one has no token count."""
-    in_round = trials["round_run_id"].notna()
-    alone = trials[~in_round]
-    rounds = trials[in_round].drop_duplicates("round_run_id")
-    uncounted = bool(alone["generated_tokens"].isna().any())
-    tokens = int(alone["generated_tokens"].fillna(0).sum()) + int(
-        rounds["round_generated_tokens"].sum()
-    )
-    wall_s = float(alone["e2e_s"].sum()) + float(rounds["round_wall_s"].sum())
-    return tokens, wall_s, len(alone) + len(rounds), uncounted
+Output = tuple[int, float, int, bool]
+"""Σ output tokens, Σ wall time, the spans counted and whether a lone request has no token
+count (``_Spans.output``)."""
+
+
+class _Spans:
+    """The usable trials' spans as numpy arrays: lone requests, and each physical round
+    at its first request of a condition and input."""
+
+    def __init__(self, trials: pd.DataFrame) -> None:
+        in_round = trials["round_run_id"].notna().to_numpy()
+        first = ~trials.duplicated(["condition_id", "input_id", "round_run_id"]).to_numpy()
+        self.alone = ~in_round
+        self.round_first = in_round & first
+        self.generated = floats(trials["generated_tokens"])
+        self.e2e_s = floats(trials["e2e_s"])
+        self.round_generated = floats(trials["round_generated_tokens"])
+        self.round_wall_s = floats(trials["round_wall_s"])
+
+    def output(self, at: np.ndarray) -> Output:
+        """Σ output tokens, Σ wall time and the spans counted (lone requests, then each
+        physical round once) of the trials at positions ``at`` (one condition on one
+        input), and whether one has no token count."""
+        alone = at[self.alone[at]]
+        rounds = at[self.round_first[at]]
+        generated = self.generated[alone]
+        uncounted = bool(np.isnan(generated).any())
+        tokens = int(np.nansum(generated)) + int(np.nansum(self.round_generated[rounds]))
+        wall_s = float(np.nansum(self.e2e_s[alone])) + float(np.nansum(self.round_wall_s[rounds]))
+        return tokens, wall_s, len(alone) + len(rounds), uncounted
