@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sitegen.plan.engine_registry import location_options
 from sitegen.plan.plan_models import ConditionSpec, Plan
+from sitegen.statistics.row_groups import row_groups
 from sitegen.statistics.speed import Comparison
+from sitegen.statistics.trials import floats
 
 FACTORS = (
     "speculative_mode",
@@ -163,18 +166,17 @@ def make_sweep(plan: Plan, summary: pd.DataFrame, comparisons: list[Comparison])
 def pareto_front(points: pd.DataFrame) -> pd.Series:
     """Per row (``aggregate_tps``, ``per_user_tps``): whether no other row is at least as
     good in both and better in one (higher is better on both axes)."""
-    front = []
-    for row in points.itertuples():
-        dominated = (
-            (points["aggregate_tps"] >= row.aggregate_tps)
-            & (points["per_user_tps"] >= row.per_user_tps)
-            & (
-                (points["aggregate_tps"] > row.aggregate_tps)
-                | (points["per_user_tps"] > row.per_user_tps)
-            )
-        ).any()
-        front.append(not dominated)
-    return pd.Series(front, index=points.index)
+    aggregate = floats(points["aggregate_tps"])
+    per_user = floats(points["per_user_tps"])
+    return pd.Series(_front(aggregate, per_user), index=points.index)
+
+
+def _front(aggregate: np.ndarray, per_user: np.ndarray) -> np.ndarray:
+    """``pareto_front`` of the points (``aggregate[i]``, ``per_user[i]``): every pair
+    compared at once (row: the point judged, column: the one that may dominate it)."""
+    at_least = (aggregate[None, :] >= aggregate[:, None]) & (per_user[None, :] >= per_user[:, None])
+    better = (aggregate[None, :] > aggregate[:, None]) | (per_user[None, :] > per_user[:, None])
+    return np.logical_not((at_least & better).any(axis=1))
 
 
 def pareto_points(summary: pd.DataFrame) -> pd.DataFrame:
@@ -187,7 +189,10 @@ def pareto_points(summary: pd.DataFrame) -> pd.DataFrame:
     points = summary.rename(
         columns={"gen_tps_median": "per_user_tps", "aggregate_tps_median": "aggregate_tps"}
     )[columns].dropna(subset=["per_user_tps", "aggregate_tps"])
-    points["front"] = False
-    for _, group in points.groupby("input_id", sort=False):
-        points.loc[group.index, "front"] = pareto_front(group)
+    aggregate = floats(points["aggregate_tps"])
+    per_user = floats(points["per_user_tps"])
+    front = np.zeros(len(points), dtype=bool)
+    for _, at in row_groups(points, ("input_id",)):
+        front[at] = _front(aggregate[at], per_user[at])
+    points["front"] = front
     return points.reset_index(drop=True)
