@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from sitegen.records.inclusion import MIN_VALUES
+from sitegen.statistics.row_groups import row_groups
 
 LATENCY_METRICS = ("ttft_s", "t_first_answer_s", "tpot_s", "itl_s", "e2e_s")
 """The latency metrics with percentiles, in page order."""
@@ -58,15 +59,21 @@ def latency_percentiles(usable: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFram
     (with ``tpot_s``); ``gaps``: one row per chunk gap (``record``, ``gap_s``), whose
     ``record`` is a row index of ``usable``'s table. Metrics no trial has are left out."""
     rows = []
-    gap_values = gaps.set_index("record")["gap_s"] if len(gaps) else pd.Series(dtype=float)
-    # Only the columns read are grouped (the row index, ``itl_s``'s key, stays).
-    kept = usable[["condition_id", "input_id", *(m for m in LATENCY_METRICS if m in usable)]]
-    for (condition_id, input_id), group in kept.groupby(["condition_id", "input_id"], sort=False):
+    # Grouped once by position, each metric read as one numpy array: a frame per group
+    # costs more than a small campaign's percentiles.
+    groups = row_groups(usable, ("condition_id", "input_id"))
+    metrics = {
+        metric: usable[metric].to_numpy(float, na_value=np.nan)
+        for metric in LATENCY_METRICS
+        if metric in usable
+    }
+    gaps_of = _gaps_by_group(usable.index, [at for _, at in groups], gaps)
+    for ((condition_id, input_id), at), group_gaps in zip(groups, gaps_of, strict=True):
         for metric in LATENCY_METRICS:
             if metric == "itl_s":
-                values = gap_values[gap_values.index.isin(group.index)].to_numpy(float)
-            elif metric in group:
-                values = group[metric].to_numpy(float, na_value=np.nan)
+                values = group_gaps
+            elif metric in metrics:
+                values = metrics[metric][at]
             else:
                 continue
             row = percentile_row(values)
@@ -84,6 +91,27 @@ def latency_percentiles(usable: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFram
         "max",
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _gaps_by_group(
+    records: pd.Index, groups: list[np.ndarray], gaps: pd.DataFrame
+) -> list[np.ndarray]:
+    """The chunk gaps of each group's trials (row positions of the trials, whose index
+    ``records`` names their records), each group's in the order of ``gaps``."""
+    if not len(gaps):
+        return [np.array([], dtype=float) for _ in groups]
+    # One slot more than there are trials: a gap of another record (position -1) reads
+    # it and belongs to no group.
+    group_at = np.full(len(records) + 1, -1)
+    for number, at in enumerate(groups):
+        group_at[at] = number
+    gap_group = group_at[records.get_indexer(pd.Index(gaps["record"]))]
+    gap_s = gaps["gap_s"].to_numpy(float)
+    # Gaps sorted by group, in their own order within one (a mean's sum depends on it).
+    order = np.argsort(gap_group, kind="stable")
+    ends = np.searchsorted(gap_group[order], np.arange(len(groups)), side="right")
+    starts = np.searchsorted(gap_group[order], np.arange(len(groups)), side="left")
+    return [gap_s[order[start:end]] for start, end in zip(starts, ends, strict=True)]
 
 
 def cdf_points(values: np.ndarray) -> tuple[list[float], list[float]]:
