@@ -8,7 +8,7 @@ to the baseline says nothing about speculation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, NamedTuple
 
 import pandas as pd
 
@@ -48,38 +48,57 @@ def speculation_health(
     made healthy by another's). An input whose engine reported no draft counts is
     ``no-counts``: speculation is not shown to have run, so no ratio is its effect."""
     bounds = plan.speculation_health
+    # Each table read once, its rows sorted by condition: a selection per condition costs
+    # more than a small campaign's findings.
+    rows_of: dict[str, list[_InputRow]] = {}
+    if not summary.empty:
+        columns = (summary[name].tolist() for name in _InputRow._fields)
+        for row in map(_InputRow._make, zip(*columns, strict=True)):
+            rows_of.setdefault(row.condition_id, []).append(row)
+    peaks_of: dict[str, list[tuple[str, float]]] = {}
+    if bounds.max_device_memory_mib is not None and len(memory):
+        peaks = zip(memory["condition_id"], memory["device"], memory["max_mib"], strict=True)
+        for condition_id, device, peak in peaks:
+            peaks_of.setdefault(condition_id, []).append((device, peak))
     findings: dict[str, tuple[HealthFinding, ...]] = {}
     for condition in plan.conditions:
-        if condition.speculative.mode == "off" or summary.empty:
-            continue
-        rows = summary[summary["condition_id"] == condition.id]
-        if rows.empty:
+        rows = rows_of.get(condition.id)
+        if condition.speculative.mode == "off" or not rows:
             continue
         found = [
             finding
-            for row in rows.itertuples()
+            for row in rows
             if (finding := _draft_finding(condition.id, row, bounds.min_acceptance)) is not None
         ]
-        if bounds.max_device_memory_mib is not None and len(memory):
-            peaks = memory[memory["condition_id"] == condition.id]
-            for device, peak in zip(peaks["device"], peaks["max_mib"], strict=True):
-                if peak > bounds.max_device_memory_mib:
-                    found.append(
-                        HealthFinding(
-                            condition.id,
-                            "memory-headroom",
-                            float(peak),
-                            bounds.max_device_memory_mib,
-                            int(rows["n"].sum()),
-                            device=device,
-                        )
+        for device, peak in peaks_of.get(condition.id, ()):
+            if bounds.max_device_memory_mib is not None and peak > bounds.max_device_memory_mib:
+                found.append(
+                    HealthFinding(
+                        condition.id,
+                        "memory-headroom",
+                        float(peak),
+                        bounds.max_device_memory_mib,
+                        sum(int(row.n) for row in rows),
+                        device=device,
                     )
+                )
         findings[condition.id] = tuple(found)
     return findings
 
 
+class _InputRow(NamedTuple):
+    """What the findings read of a summary row (one condition on one input)."""
+
+    condition_id: str
+    input_id: str
+    n: int
+    draft_proposed: float | None
+    draft_accepted: float
+    """Missing (NaN or ``None``) only where ``draft_proposed`` is."""
+
+
 def _draft_finding(
-    condition_id: str, row: Any, min_acceptance: float | None
+    condition_id: str, row: _InputRow, min_acceptance: float | None
 ) -> HealthFinding | None:
     """What one input's summary row shows about the drafts (``None``: they ran)."""
     trials = int(row.n)

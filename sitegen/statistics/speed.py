@@ -313,10 +313,20 @@ def compare_conditions(
     observed: dict[tuple[str, str], list[TrialRecord]] = {}
     for record in records:
         observed.setdefault((record.condition_id, record.input_id), []).append(record)
-    medians = {
-        (row.condition_id, row.input_id): present(row.gen_tps_median)
-        for row in summary.itertuples()
-    }
+    # Three columns as Python values: ``itertuples`` would make a tuple of every column.
+    medians = (
+        {
+            (condition_id, input_id): present(median)
+            for condition_id, input_id, median in zip(
+                summary["condition_id"].tolist(),
+                summary["input_id"].tolist(),
+                summary["gen_tps_median"].tolist(),
+                strict=True,
+            )
+        }
+        if len(summary)
+        else {}
+    )
     comparisons = []
     for baseline, other in comparison_pairs(plan):
         planned = condition_differences(baseline, other, plan.factor, plan.engine)
