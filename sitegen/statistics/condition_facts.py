@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 
 from sitegen.plan.plan_models import Plan
 from sitegen.records.annotations import ThresholdClaim
+from sitegen.statistics.row_groups import row_groups
 from sitegen.statistics.speed import Comparison
-from sitegen.statistics.trials import enters_statistics
+from sitegen.statistics.trials import enters_statistics, floats
 
 COMPLETION_LENGTH_TOLERANCE = 0.05
 """Median output lengths within 5 % count as equal for a completion-time ratio (C-LENGTH)."""
@@ -102,9 +104,10 @@ def filled_lengths(trials: pd.DataFrame) -> dict[str, tuple[int, int]]:
     trials, shown beside the context capacity (C-CAPACITY)."""
     usable = usable_columns(trials, "condition_id", "prompt_tokens")
     usable = usable.dropna(subset=["prompt_tokens"])
+    lengths = floats(usable["prompt_tokens"])
     return {
-        str(condition_id): (int(group["prompt_tokens"].min()), int(group["prompt_tokens"].max()))
-        for condition_id, group in usable.groupby("condition_id", sort=False)
+        str(condition_id): (int(lengths[at].min()), int(lengths[at].max()))
+        for (condition_id,), at in row_groups(usable, ("condition_id",))
     }
 
 
@@ -113,18 +116,23 @@ def condition_overview(plan: Plan, trials: pd.DataFrame) -> list[ConditionOvervi
     concurrency, how many of its measured trials were length-capped or never reached an
     answer, and its highest peak memory."""
     usable = usable_columns(trials, "condition_id", "peak_mem_mib", "finish", "answer_reached")
+    # Each column read once as a numpy array, the rows grouped once by condition.
+    rows_of = {condition_id: at for (condition_id,), at in row_groups(usable, ("condition_id",))}
+    peaks = floats(usable["peak_mem_mib"])
+    capped = (usable["finish"] == "length").to_numpy(dtype=bool, na_value=False)
+    not_reached = (~usable["answer_reached"].astype(bool)).to_numpy()
     overview = []
     for condition in plan.conditions:
-        mine = usable[usable["condition_id"] == condition.id]
-        peak = mine["peak_mem_mib"].max() if len(mine) else None
+        at = rows_of.get(condition.id, np.array([], dtype=np.int64))
+        peak = peaks[at][~np.isnan(peaks[at])]
         overview.append(
             ConditionOverview(
                 condition_id=condition.id,
                 concurrency=condition.concurrency,
-                n=len(mine),
-                length_capped=int((mine["finish"] == "length").sum()),
-                answer_not_reached=int((~mine["answer_reached"].astype(bool)).sum()),
-                peak_memory_mib=None if peak is None or pd.isna(peak) else float(peak),
+                n=len(at),
+                length_capped=int(capped[at].sum()),
+                answer_not_reached=int(not_reached[at].sum()),
+                peak_memory_mib=float(peak.max()) if len(peak) else None,
             )
         )
     return overview
