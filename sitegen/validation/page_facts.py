@@ -26,12 +26,20 @@ class Claim:
 
 _MARKUP = re.compile(
     r"<!--.*?--\s*>|<[!?][^>]*>"  # a comment, a declaration or processing instruction
-    r"|<(/?)([a-zA-Z][^\t\n\r\f />\x00]*)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",  # a tag
+    r"|<(/?)([a-zA-Z][^\t\n\r\f />\x00]*)((?:[^>\"']+|\"[^\"]*\"|'[^']*')*)>",  # a tag
     re.DOTALL,
 )
 """The markup of a page: comments, declarations and tags (an attribute's quoted value may
 hold ``>``); everything between is text."""
 _ATTRIBUTE = re.compile(r"""([^\s/>][^\s/=>]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]*))?""")
+_READ_ATTRIBUTES = re.compile("data-claim|data-caveat|hidden|open", re.IGNORECASE)
+_READ_TAGS = frozenset({"template", "details"})
+"""The attribute names and tags ``_ClaimReader._start`` looks at (``open`` for a
+``<details>``): the attributes of another tag that holds none of these names are not
+parsed."""
+_SHOWN = (None, False, False)
+_CONCEALED = (None, True, False)
+"""An open element that is no claim and no closed ``<details>``, seen or not."""
 _RAW_TEXT = {tag: re.compile(f"</{tag}[\\s/>]", re.IGNORECASE) for tag in ("script", "style")}
 """Where a script's or style's text ends: nothing inside is markup."""
 
@@ -53,33 +61,44 @@ class _ClaimReader:
     def __init__(self) -> None:
         self.claims: list[Claim] = []
         self.page_caveats: set[str] = set()
-        self._stack: list[int | None] = []  # claim index per open element
+        # Per open element: its claim's index (None: it is no claim), whether a reader
+        # cannot see it (inside a <template>, a [hidden] element or a closed <details>
+        # outside its <summary>) and whether it is a closed <details>. A caveat a reader
+        # cannot see does not count.
+        self._open: list[tuple[int | None, bool, bool]] = []
         self._open_claims: list[int] = []  # the claims among the open elements, outermost first
-        # Per open element: whether a reader cannot see it (inside a <template>, a
-        # [hidden] element or a closed <details> outside its <summary>), and whether it
-        # is a closed <details>. A caveat there is not shown, so it does not count.
-        self._concealed: list[tuple[bool, bool]] = []
         self.text: list[str] = []
 
     def read(self, page: str) -> None:
+        opened = self._open
         position = 0
-        while (markup := _MARKUP.search(page, position)) is not None:
-            if markup.start() > position:
-                self._text(html.unescape(page[position : markup.start()]))
-            position = markup.end()
-            closing, tag, attributes = markup.groups()
-            if tag is None:  # a comment or declaration
-                continue
-            tag = tag.lower()
-            if closing:
-                self._end(tag)
-                continue
-            self._start(tag, _attributes(attributes))
-            if attributes.rstrip().endswith("/"):  # <tag/>: opened and closed
-                self._end(tag)
-            elif tag in _RAW_TEXT:
-                end = _RAW_TEXT[tag].search(page, position)
-                position = end.start() if end else len(page)
+        searching = True
+        while searching:  # searched anew after a script's or style's text
+            searching = False
+            for markup in _MARKUP.finditer(page, position):
+                if markup.start() > position:
+                    self._text(html.unescape(page[position : markup.start()]))
+                position = markup.end()
+                closing, tag, attributes = markup.groups()
+                if tag is None:  # a comment or declaration
+                    continue
+                tag = tag.lower()
+                if closing:
+                    self._end(tag)
+                    continue
+                if (attributes and _READ_ATTRIBUTES.search(attributes)) or tag in _READ_TAGS:
+                    self._start(tag, _attributes(attributes))
+                elif tag not in VOID_TAGS:  # _start of a tag that is no claim and no caveat
+                    parent = opened[-1] if opened else _SHOWN
+                    concealed = parent[1] or (parent[2] and tag != "summary")
+                    opened.append(_CONCEALED if concealed else _SHOWN)
+                if "/" in attributes and attributes.rstrip().endswith("/"):  # <tag/>
+                    self._end(tag)
+                elif tag in _RAW_TEXT:
+                    end = _RAW_TEXT[tag].search(page, position)
+                    position = end.start() if end else len(page)
+                    searching = True
+                    break
         if position < len(page):
             self._text(html.unescape(page[position:]))
 
@@ -89,7 +108,7 @@ class _ClaimReader:
             claim_index = len(self.claims)
             root = self.claims[self._open_claims[0]].root if self._open_claims else claim_index
             self.claims.append(Claim(values["data-claim"], values, root, set(), []))
-        concealed, in_closed_details = self._concealed[-1] if self._concealed else (False, False)
+        _, concealed, in_closed_details = self._open[-1] if self._open else _SHOWN
         concealed = (
             concealed
             or tag == "template"
@@ -104,16 +123,14 @@ class _ClaimReader:
             if claim_index is not None:
                 self.claims[claim_index].caveats.add(caveat)
         if tag not in VOID_TAGS:
-            self._stack.append(claim_index)
+            closed_details = tag == "details" and "open" not in values
+            self._open.append((claim_index, concealed, closed_details))
             if claim_index is not None:
                 self._open_claims.append(claim_index)
-            self._concealed.append((concealed, tag == "details" and "open" not in values))
 
     def _end(self, tag: str) -> None:
-        if tag not in VOID_TAGS and self._stack:
-            if self._stack.pop() is not None:
-                self._open_claims.pop()
-            self._concealed.pop()
+        if tag not in VOID_TAGS and self._open and self._open.pop()[0] is not None:
+            self._open_claims.pop()
 
     def _text(self, data: str) -> None:
         self.text.append(data)
