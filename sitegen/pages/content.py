@@ -172,13 +172,16 @@ class Prose:
 
 def render_prose(text: str) -> Prose:
     """Markdown prose (placeholders for directive outputs) rendered by the build."""
+    env: dict = {}
+    # Raw HTML on, images on: to name the raw HTML and find every tooltip and alt text.
+    found_tokens = _html_finder().parse(text, env)
     problems = [
         f"raw HTML {token.content.strip()[:60]!r}: content is Markdown, only directives "
         "write markup"
-        for token in _walk(_html_finder().parse(text))
+        for token in _walk(found_tokens)
         if token.type in ("html_block", "html_inline")
     ]
-    attributes, attribute_problems = _attributes(text)
+    attributes, attribute_problems = _attributes(found_tokens, env)
     problems += attribute_problems
     tokens = _markdown().parse(text)
     if any(token.type == "ordered_list_open" for token in tokens):
@@ -207,14 +210,13 @@ def render_prose(text: str) -> Prose:
     return Prose(markdown, "".join(read.text), problems, attributes)
 
 
-def _attributes(text: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """The tooltips and alt texts of Markdown ``text``, by field, and what is wrong with
-    them: an image without alt text, a directive inside a tooltip. Content Markdown shows
-    an image as a link whose text is its alt text (no picture); reference definitions
-    count whether or not a link uses them."""
+def _attributes(tokens: list[Token], env: dict) -> tuple[list[tuple[str, str]], list[str]]:
+    """The tooltips and alt texts of Markdown parsed by ``_html_finder`` (``tokens``, and
+    ``env`` the parse filled), by field, and what is wrong with them: an image without alt
+    text, a directive inside a tooltip. Content Markdown shows an image as a link whose
+    text is its alt text (no picture); reference definitions count whether or not a link
+    uses them."""
     found: list[tuple[str, str]] = []
-    env: dict = {}
-    tokens = _html_finder().parse(text, env)  # images on: to find them
     for label, definition in env.get("references", {}).items():
         found.append((f"reference definition [{label.lower()}] title", definition.get("title")))
     problems = []
