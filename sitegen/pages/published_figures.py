@@ -143,9 +143,8 @@ class FigureCell:
     id: str
 
     def __html__(self) -> str:
-        return Markup('<span {}="{}">{}</span>').format(
-            Markup(FIGURE_ATTRIBUTE), self.id, escape(self.text)
-        )
+        # Joined, not ``Markup.format``: that parses its template in Python, cell by cell.
+        return Markup(f'<span {FIGURE_ATTRIBUTE}="{escape(self.id)}">{escape(self.text)}</span>')
 
     def __str__(self) -> str:
         return str(self.__html__())
