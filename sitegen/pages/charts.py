@@ -196,12 +196,16 @@ def legend_name(name: str, limit: int = LEGEND_LINE) -> str:
                 piece, index = piece[cut:], 1
             units.append((piece, index == 0))
     lines: list[str] = []
+    line_width = 0  # of the last line, kept as it grows (not measured anew per unit)
     for unit, spaced in units:
         joined = (" " if spaced else "") + unit
-        if lines and _width(lines[-1] + joined) <= limit:
+        joined_width = _width(joined)
+        if lines and line_width + joined_width <= limit:
             lines[-1] += joined
+            line_width += joined_width
         else:
             lines.append(unit)
+            line_width = _width(unit)
     return "<br>".join(lines)
 
 
