@@ -7,14 +7,17 @@ from markupsafe import Markup
 
 from sitegen.pages.directives.common import render_partial
 from sitegen.pages.directives.page_context import PageContext, directive
+from sitegen.plan.plan_models import HeadlineSpec
 from sitegen.statistics.headlines import MIN_RATIO_TRIALS
 from sitegen.statistics.latency import MIN_VALUES
 from sitegen.statistics.overview import (
+    MeasuredRow,
     imported_rows,
     measured_rows,
     overview_headlines,
     overview_selection,
 )
+from sitegen.statistics.report import Report
 
 
 @directive("report_list")
@@ -44,7 +47,7 @@ def overview(
         row
         for slug in slugs
         for row in (
-            measured_rows(measured[slug], chosen.get(slug))
+            _measured_rows(ctx, measured[slug], chosen.get(slug))
             if slug in measured
             else imported_rows(imported[slug])
         )
@@ -58,3 +61,14 @@ def overview(
         minimum=MIN_VALUES,
         min_ratio_trials=MIN_RATIO_TRIALS,
     )
+
+
+def _measured_rows(
+    ctx: PageContext, report: Report, choice: HeadlineSpec | None
+) -> list[MeasuredRow]:
+    """``measured_rows`` of ``report`` with the headline ``choice``, once a build
+    (``PageContext.overview_rows``)."""
+    key = (report.slug, choice)
+    if key not in ctx.overview_rows:
+        ctx.overview_rows[key] = measured_rows(report, choice)
+    return ctx.overview_rows[key]

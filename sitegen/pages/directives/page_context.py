@@ -22,9 +22,11 @@ from sitegen.pages.i18n import Catalog
 from sitegen.pages.sources import Source
 
 if TYPE_CHECKING:
+    from sitegen.plan.plan_models import HeadlineSpec
     from sitegen.statistics.build_series import BuildSeries
     from sitegen.statistics.comparison import CrossCampaign
     from sitegen.statistics.imported_report import ImportedReport
+    from sitegen.statistics.overview import MeasuredRow
     from sitegen.statistics.report import Report
 
 Directive = Callable[..., Markup | str | bool]
@@ -102,6 +104,12 @@ class PageContext:
     printed_figures: dict[str, dict[str, str]] = field(default_factory=dict)
     """Each report's figures as printed (``report_figures``) by its name, made on first
     use (shared by the pages of every report and language: figures print alike)."""
+    overview_rows: dict[tuple[str, HeadlineSpec | None], list[MeasuredRow]] = field(
+        default_factory=dict
+    )
+    """Each measured campaign's overview rows (``measured_rows``) by its name and the
+    headline chosen, made on first use (shared by the home and overview pages of every
+    language: the rows are the same in each)."""
     extra_files: dict[str, bytes] = field(default_factory=dict)
     """Files the rendered directives need beside the page (docs path → bytes): give each
     page its own (``replace(ctx, extra_files={})``)."""
