@@ -111,7 +111,9 @@ def _numerals() -> frozenset[str]:
 def readable(text: str) -> str:
     """``text`` as a reader sees it: entities decoded, NFKC-folded, format characters gone."""
     decoded = html.unescape(str(text))
-    visible = "".join(c for c in decoded if unicodedata.category(c) != FORMAT_CHARACTERS)
+    # Each distinct character looked up once, not each of the text's characters.
+    hidden = [c for c in set(decoded) if unicodedata.category(c) == FORMAT_CHARACTERS]
+    visible = decoded.translate(dict.fromkeys(map(ord, hidden))) if hidden else decoded
     return unicodedata.normalize("NFKC", visible)
 
 
