@@ -35,7 +35,7 @@ from markupsafe import Markup, escape
 
 from sitegen.core.errors import ConfigError, DataError, Issue
 from sitegen.core.yaml_text import MAX_LINE_CHARS, MAX_TEXT_BYTES, decode_text
-from sitegen.pages.author_text import LinkCheckedMarkdown
+from sitegen.pages.author_text import LinkCheckedMarkdown, link_allowed
 from sitegen.pages.directives import markdown_inline_text
 from sitegen.validation.figures import readable
 
@@ -183,7 +183,7 @@ def render_prose(text: str) -> Prose:
     ]
     attributes, attribute_problems = _attributes(found_tokens, env)
     problems += attribute_problems
-    tokens = _markdown().parse(text)
+    tokens = found_tokens if _parsed_alike(text, env) else _markdown().parse(text)
     if any(token.type == "ordered_list_open" for token in tokens):
         # Its item numbers are figures the page shows (CSS counters), written by hand.
         problems.append("an ordered list numbers its items: write a bullet list")
@@ -208,6 +208,18 @@ def render_prose(text: str) -> Prose:
     read.close()
     markdown = "\n\n".join(b for b in blocks if b)
     return Prose(markdown, "".join(read.text), problems, attributes)
+
+
+def _parsed_alike(text: str, env: dict) -> bool:
+    """Whether ``_markdown`` parses ``text`` into the tokens ``_html_finder`` gave it (``env``
+    as that parse filled it), so that one parse serves both. They differ only in raw HTML
+    and autolinks (each starts with ``<``), images (``![``) and the link targets they keep:
+    an inline link's (``](``) and a reference definition's. Every target markdown-it
+    refuses, ``link_allowed`` refuses too; so where it allows each reference definition
+    ``_html_finder`` kept, both parsers keep the same ones."""
+    if any(mark in text for mark in ("<", "![", "](")):
+        return False
+    return all(link_allowed(found["href"]) for found in env.get("references", {}).values())
 
 
 def _attributes(tokens: list[Token], env: dict) -> tuple[list[tuple[str, str]], list[str]]:

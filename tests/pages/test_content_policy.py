@@ -371,6 +371,27 @@ def test_prose_is_markdown_with_headings_kept_for_mkdocs():
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "# T\n\ntext *em* `code` [ref] [two][ref] \x02sg0\x03\n\n- a\n- b\n\n| a |\n|---|\n| 1 |\n",
+        '[ref]: https://example.org "title"\n[other]: relative/page.md\n\n[ref] [other]\n',
+        "[ref]: ftp://example.org\n\n[ref]\n",
+        "[ref]: java\tscript:alert(1)\n\n[ref]\n",
+        "[ref]: javascript:alert(1)\n\n[ref]\n",
+        "[ref]: data:image/png;base64,AAAA\n\n[ref]\n",
+        "[a](ftp://x) [b](javascript:x) ![c](d) <b>e</b> <https://f>\n\n[a]: /ok\n",
+    ],
+)
+def test_one_parse_serves_both_where_the_parsers_agree(text):
+    from sitegen.pages.content import _html_finder, _markdown, _parsed_alike
+
+    env: dict = {}
+    found = [token.as_dict() for token in _html_finder().parse(text, env)]
+    rendered = [token.as_dict() for token in _markdown().parse(text)]
+    assert not _parsed_alike(text, env) or found == rendered
+
+
+@pytest.mark.parametrize(
     "html",
     [
         '<div data-claim="x"><template><span data-caveat="C-REVIEW">r</span></template></div>',
