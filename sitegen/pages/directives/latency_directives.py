@@ -47,21 +47,20 @@ def latency_percentiles(ctx: PageContext, metric: str = "ttft_s") -> Markup:
         )
     labels = ctx.labels(report)
     trials = report.usable_speed_trials
-    # Only the three columns it reads are grouped: a group of every column costs more
-    # than its CDF.
-    series = (
-        [
-            (
-                f"{labels[str(condition_id)]} · {input_id}",
-                *cdf_points(group[metric].astype(float).to_numpy()),
-            )
-            for (condition_id, input_id), group in trials[
-                ["condition_id", "input_id", metric]
-            ].groupby(["condition_id", "input_id"], sort=False)
+    series = []
+    if metric in trials:
+        # Each condition × input's values in order of first appearance, as a groupby
+        # without sorting gives them, grouped in Python: pandas' groupby of a report's
+        # few trials costs more than their CDFs.
+        positions: dict[tuple[str, str], list[int]] = {}
+        keys = zip(trials["condition_id"].tolist(), trials["input_id"].tolist(), strict=True)
+        for position, key in enumerate(keys):
+            positions.setdefault(key, []).append(position)
+        values = trials[metric].to_numpy(dtype=float)
+        series = [
+            (f"{labels[str(condition_id)]} · {input_id}", *cdf_points(values[chosen]))
+            for (condition_id, input_id), chosen in positions.items()
         ]
-        if metric in trials
-        else []
-    )
     series = [s for s in series if s[1]]
     spec = cdf_chart(series, ctx.catalog.t(f"metric.{metric}"), ctx.catalog)
     # A percentile without enough values is missing (NaN in the table): None here.
