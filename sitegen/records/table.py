@@ -21,6 +21,7 @@ import types
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, Union, cast, get_args, get_origin
 
 import numpy as np
@@ -31,6 +32,7 @@ import pyarrow.json as pa_json
 from pydantic import BaseModel
 
 from sitegen.plan.plan_models import SpeculativeSpec
+from sitegen.records.inclusion import enters_statistics
 from sitegen.records.record_models import DeviceMemory, DeviceTelemetry, Provenance, TrialRecord
 
 ROW_BLOCK = 4096
@@ -124,6 +126,12 @@ class RecordTable:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @cached_property
+    def usable(self) -> np.ndarray:
+        """Per row, whether the record enters the statistics (``enters_statistics``):
+        found once per table, as a report's many statistics select by it."""
+        return enters_statistics(self.rows).to_numpy()
 
     @classmethod
     def of(cls, records: Iterable[TrialRecord]) -> RecordTable:

@@ -19,7 +19,7 @@ from sitegen.plan.plan_models import Plan
 from sitegen.records.annotations import ThresholdClaim
 from sitegen.statistics.row_groups import row_groups
 from sitegen.statistics.speed import Comparison
-from sitegen.statistics.trials import enters_statistics, floats
+from sitegen.statistics.trials import floats
 
 COMPLETION_LENGTH_TOLERANCE = 0.05
 """Median output lengths within 5 % count as equal for a completion-time ratio (C-LENGTH)."""
@@ -93,16 +93,22 @@ class AnswerLimits:
     prompt_max: int | None
 
 
-def usable_columns(trials: pd.DataFrame, *columns: str) -> pd.DataFrame:
-    """``columns`` of the trials that enter the statistics: only these columns are copied
-    (the whole table's usable rows would be most of it again)."""
-    return trials.loc[enters_statistics(trials), list(columns)]
+FACT_COLUMNS = [
+    "condition_id",
+    "input_id",
+    "prompt_tokens",
+    "peak_mem_mib",
+    "finish",
+    "answer_reached",
+    "engine_context_per_slot",
+]
+"""What the condition facts below read of the usable trials: only these columns are
+selected, once (the whole table's usable rows would be most of it again)."""
 
 
-def filled_lengths(trials: pd.DataFrame) -> dict[str, tuple[int, int]]:
-    """Per condition: the smallest and largest input length (tokens) of its usable
+def filled_lengths(usable: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Per condition: the smallest and largest input length (tokens) of its ``usable``
     trials, shown beside the context capacity (C-CAPACITY)."""
-    usable = usable_columns(trials, "condition_id", "prompt_tokens")
     usable = usable.dropna(subset=["prompt_tokens"])
     lengths = floats(usable["prompt_tokens"])
     return {
@@ -111,11 +117,10 @@ def filled_lengths(trials: pd.DataFrame) -> dict[str, tuple[int, int]]:
     }
 
 
-def condition_overview(plan: Plan, trials: pd.DataFrame) -> list[ConditionOverview]:
+def condition_overview(plan: Plan, usable: pd.DataFrame) -> list[ConditionOverview]:
     """Per condition in plan order, what the summary shows beside the headline: its
-    concurrency, how many of its measured trials were length-capped or never reached an
+    concurrency, how many of its ``usable`` trials were length-capped or never reached an
     answer, and its highest peak memory."""
-    usable = usable_columns(trials, "condition_id", "peak_mem_mib", "finish", "answer_reached")
     # Each column read once as a numpy array, the rows grouped once by condition.
     rows_of = {condition_id: at for (condition_id,), at in row_groups(usable, ("condition_id",))}
     peaks = floats(usable["peak_mem_mib"])
@@ -138,24 +143,27 @@ def condition_overview(plan: Plan, trials: pd.DataFrame) -> list[ConditionOvervi
     return overview
 
 
-def capacity_as_declared(plan: Plan, rows: pd.DataFrame) -> list[str]:
-    """Conditions whose usable trials' engine did not report the context it allocated
-    (``engine_context_per_slot``): their capacity is shown as the plan declares it."""
-    columns = ["condition_id", "engine_context_per_slot"]
-    last = rows.loc[enters_statistics(rows), columns].groupby("condition_id").tail(1)
-    reported = dict(zip(last["condition_id"], last["engine_context_per_slot"].notna(), strict=True))
+def capacity_as_declared(plan: Plan, usable: pd.DataFrame) -> list[str]:
+    """Conditions whose ``usable`` trials' engine did not report the context it allocated
+    (``engine_context_per_slot``, as the condition's last trial shows): their capacity is
+    shown as the plan declares it."""
+    reported_at = usable["engine_context_per_slot"].notna().to_numpy()
+    reported = {
+        condition_id: bool(reported_at[at[-1]])
+        for (condition_id,), at in row_groups(usable, ("condition_id",))
+    }
     return [c.id for c in plan.conditions if not reported.get(c.id, False)]
 
 
-def quality_limits(plan: Plan, trials: pd.DataFrame) -> list[AnswerLimits]:
+def quality_limits(plan: Plan, usable: pd.DataFrame) -> list[AnswerLimits]:
     """The problems' limits, then each document task's (empty without a quality
-    evaluation): output cap, allocated context and filled input length."""
+    evaluation): output cap, allocated context and filled input length of the ``usable``
+    trials."""
     quality = plan.quality
     if quality is None:
         return []
     conditions = (quality.off_condition, quality.on_condition)
     capacities = tuple(sorted({c.context_capacity for c in plan.conditions if c.id in conditions}))
-    usable = usable_columns(trials, "condition_id", "input_id", "prompt_tokens")
     usable = usable[usable["condition_id"].isin(conditions)]
     documents = {d.task_id: d for d in quality.documents}
 

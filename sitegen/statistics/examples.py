@@ -161,7 +161,7 @@ def draw_examples(campaign: Campaign, items: dict[str, PlanItem]) -> ExampleDraw
     order."""
     declared = campaign.annotations.curated_examples
     rows = campaign.rows
-    usable_rows = rows.loc[enters_statistics(rows), ["trial_id", "order_index"]]
+    usable_rows = rows.loc[campaign.table.usable, ["trial_id", "order_index"]]
     # Only the curated trials are looked up (every trial id as a Python string would be
     # a large dict).
     curated_rows = usable_rows[usable_rows["trial_id"].isin([e.trial_id for e in declared])]

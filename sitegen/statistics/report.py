@@ -23,6 +23,7 @@ from sitegen.plan.plan_models import Plan
 from sitegen.records.campaign import Campaign
 from sitegen.records.left_out import LeftOut
 from sitegen.statistics.condition_facts import (
+    FACT_COLUMNS,
     AnswerLimits,
     CompletionTimes,
     ConditionOverview,
@@ -70,11 +71,9 @@ from sitegen.statistics.token_cost import TokenCosts, token_costs
 from sitegen.statistics.trials import (
     RunOrder,
     closed_loop,
-    enters_statistics,
     excluded_counts,
     observed_run_order,
     trials_frame,
-    usable,
 )
 
 
@@ -208,29 +207,30 @@ def make_report(campaign: Campaign, prices: PriceList | None = None) -> Report:
     items = plan_items(plan)
     speed_ids = frozenset(i.id for i in plan.inputs)
     frame = trials_frame(campaign.table)
-    speed = frame["input_id"].isin(speed_ids)
-    usable_speed = usable(frame[speed])
+    # The trials frame's rows are the table's records: the table's usable mask is theirs.
+    usable = campaign.table.usable
+    # One selection: the usable trials of every input (the quality answers' too) would be
+    # a copy of nearly the whole table.
+    usable_speed_trials = frame[usable & frame["input_id"].isin(speed_ids).to_numpy()]
+    labels = outlier_labels(usable_speed_trials, plan.dispersion.outliers)
     frame["outlier"] = False
-    frame.loc[usable_speed.index, "outlier"] = outlier_labels(
-        usable_speed, plan.dispersion.outliers
-    )
-    summary = speed_summary(frame[speed])
+    frame.loc[usable_speed_trials.index, "outlier"] = labels
+    usable_speed_trials["outlier"] = labels
+    summary = speed_summary(usable_speed_trials)
     memory = memory_summary(campaign.table, set(speed_ids))
     health = speculation_health(plan, summary, memory)
     by_side = ("condition_id", "input_id")
-    setups = setup_records(campaign, campaign.rows.loc[usable_speed.index], by=by_side)
-    comparisons = compare_conditions(plan, summary, setups, usable_speed, health)
+    setups = setup_records(campaign, campaign.rows.loc[usable_speed_trials.index], by=by_side)
+    comparisons = compare_conditions(plan, summary, setups, usable_speed_trials, health)
     # The rows as dicts, made once: the headline rows and cards share them.
     summary_records = cast(list[dict[str, Any]], summary.to_dict("records"))
     rows = summary_rows(summary_records)
-    # One selection: the usable trials of every input (the quality answers' too) would be
-    # a copy of nearly the whole table.
-    usable_speed_trials = frame[enters_statistics(frame) & frame["input_id"].isin(speed_ids)]
     latency = latency_percentiles(usable_speed_trials, campaign.table.chunk_gaps)
     load = load_table(plan, frame, campaign.table.chunk_gaps)
     headline = headline_rows(rows, comparisons)
     thresholds = observed_thresholds(campaign.annotations.thresholds, usable_speed_trials)
     system = system_table(campaign.table, plan)
+    usable_facts = frame.loc[usable, FACT_COLUMNS]
     quality = (
         summarize_quality(plan, score_quality(plan, items, campaign.rows, campaign.iter_texts))
         if plan.quality
@@ -267,10 +267,10 @@ def make_report(campaign: Campaign, prices: PriceList | None = None) -> Report:
         },
         post_hoc=post_hoc_results(plan, quality, campaign.annotations.post_hoc),
         hardware=hardware(campaign.table),
-        filled_lengths=filled_lengths(frame),
-        condition_overview=condition_overview(plan, frame),
-        capacity_as_declared=capacity_as_declared(plan, campaign.rows),
-        quality_limits=quality_limits(plan, frame),
+        filled_lengths=filled_lengths(usable_facts),
+        condition_overview=condition_overview(plan, usable_facts),
+        capacity_as_declared=capacity_as_declared(plan, usable_facts),
+        quality_limits=quality_limits(plan, usable_facts),
         headline_warning=headline_warning(plan, headline, comparisons),
         observation_warnings=observation_warnings(comparisons, thresholds),
         run_order=observed_run_order(campaign.rows),

@@ -36,3 +36,15 @@ def row_groups(
         (tuple(uniques[codes[at[0]]] for codes, uniques in factorized), at)
         for at in np.split(positions[order], starts)
     ]
+
+
+def highest(values: np.ndarray) -> float:
+    """The largest value present, NaN without any (as pandas' ``max``)."""
+    present = values[~np.isnan(values)]
+    return float(present.max()) if len(present) else np.nan
+
+
+def median(values: np.ndarray) -> float:
+    """The median of the values present, NaN without any (as pandas' ``median``)."""
+    present = values[~np.isnan(values)]
+    return float(np.median(present)) if len(present) else np.nan

@@ -14,7 +14,6 @@ from sitegen.engine.locality import is_local
 from sitegen.plan.plan_models import Plan
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, Provenance
 from sitegen.records.table import RecordTable
-from sitegen.statistics.trials import enters_statistics
 
 Value = str | int | float | None
 """A field's value as recorded (``None``: not recorded or not set)."""
@@ -149,7 +148,7 @@ def system_table(table: RecordTable, plan: Plan) -> list[SystemCondition]:
     keys = ["condition_id", "provenance", "temperature", "top_p", "top_k", "context_capacity"]
     # Only these columns of the usable rows: a copy of every column would be most of the
     # campaign's table again.
-    rows = table.rows.loc[enters_statistics(table.rows), keys]
+    rows = table.rows.loc[table.usable, keys]
     groups = rows.groupby(keys, sort=False).size()
     shown_by_provenance = {i: _provenance_values(p) for i, p in enumerate(table.provenances)}
     for key, n in groups.items():
@@ -251,8 +250,7 @@ def hardware(table: RecordTable) -> str:
     """Every device set the usable records ran on, e.g. ``1× AMD EPYC``; sets that
     differ between records are all listed (``; ``), never the first alone."""
     seen: list[str] = []
-    rows = table.rows
-    for index in rows.loc[enters_statistics(rows), "provenance"].unique():
+    for index in table.rows.loc[table.usable, "provenance"].unique():
         devices = table.provenances[index].host.devices
         if devices:
             names = sorted({d.name for d in devices})
@@ -264,10 +262,9 @@ def hardware(table: RecordTable) -> str:
 
 def unhashed_model(table: RecordTable) -> bool:
     """Whether a usable record's model could not be hashed (a remote server's file)."""
-    rows = table.rows
     return any(
         table.provenances[index].model.sha256 == UNKNOWN_REMOTE_SHA256
-        for index in rows.loc[enters_statistics(rows), "provenance"].unique()
+        for index in table.rows.loc[table.usable, "provenance"].unique()
     )
 
 

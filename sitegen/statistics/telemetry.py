@@ -10,7 +10,7 @@ import pandas as pd
 
 from sitegen.records.record_models import DeviceTelemetry
 from sitegen.records.table import RecordTable
-from sitegen.statistics.row_groups import row_groups
+from sitegen.statistics.row_groups import highest, median, row_groups
 from sitegen.statistics.trials import enters_statistics, one_row_per_round
 
 TELEMETRY_FIELDS = tuple(
@@ -74,28 +74,16 @@ def telemetry_summary(frame: pd.DataFrame, input_ids: set[str]) -> pd.DataFrame:
     return pd.DataFrame(summary)
 
 
-def _highest(values: np.ndarray) -> float:
-    """The largest value present, NaN without any (as pandas' ``max``)."""
-    present = values[~np.isnan(values)]
-    return float(present.max()) if len(present) else np.nan
-
-
-def _median(values: np.ndarray) -> float:
-    """The median of the values present, NaN without any (as pandas' ``median``)."""
-    present = values[~np.isnan(values)]
-    return float(np.median(present)) if len(present) else np.nan
-
-
 SUMMARIES: tuple[tuple[str, str, Callable[[np.ndarray], float]], ...] = (
-    ("sample_interval_s", "sample_interval_s", _highest),
-    ("sm_util_pct", "sm_util_mean_pct", _median),
-    ("mem_bw_util_pct", "mem_bw_util_mean_pct", _median),
-    ("power_w", "power_mean_w", _median),
-    ("sm_clock_mhz", "sm_clock_median_mhz", _median),
-    ("temperature_max_c", "temperature_max_c", _highest),
-    ("memory_used_max_mib", "memory_used_max_mib", _highest),
-    ("energy_j", "energy_j", _median),
-    ("cpu_time_s", "cpu_time_s", _median),
+    ("sample_interval_s", "sample_interval_s", highest),
+    ("sm_util_pct", "sm_util_mean_pct", median),
+    ("mem_bw_util_pct", "mem_bw_util_mean_pct", median),
+    ("power_w", "power_mean_w", median),
+    ("sm_clock_mhz", "sm_clock_median_mhz", median),
+    ("temperature_max_c", "temperature_max_c", highest),
+    ("memory_used_max_mib", "memory_used_max_mib", highest),
+    ("energy_j", "energy_j", median),
+    ("cpu_time_s", "cpu_time_s", median),
 )
 """Each column of ``telemetry_summary`` after the samples: its name, the telemetry field
 it summarizes and how."""

@@ -31,7 +31,6 @@ import pandas as pd
 
 from sitegen.core.price_list import DevicePrice, PriceList
 from sitegen.plan.plan_models import Plan
-from sitegen.records.inclusion import enters_statistics
 from sitegen.records.table import RecordTable
 from sitegen.statistics.row_groups import row_groups
 from sitegen.statistics.trials import floats
@@ -112,7 +111,7 @@ def token_costs(
     (``table``) and the declared ``prices`` (see the module)."""
     rows = table.rows
     # Only the columns a cost reads: each selection below copies every column it keeps.
-    usable = rows.loc[enters_statistics(rows) & rows["input_id"].isin(speed_ids), COST_COLUMNS]
+    usable = rows.loc[table.usable & rows["input_id"].isin(speed_ids), COST_COLUMNS]
     names = [tuple(d.name for d in p.host.devices) for p in table.provenances]
     # Grouped once by position and read as numpy arrays: a selection per condition and
     # input costs more than a small campaign's sums.

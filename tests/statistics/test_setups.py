@@ -219,7 +219,7 @@ def test_two_openai_servers_of_other_engines_are_no_speculation_effect(
         for i, rate in enumerate(rates)
     ]
     frame = trials_frame(RecordTable.of(records))
-    (comparison,) = compare_conditions(plan, speed_summary(frame), records, usable(frame))
+    (comparison,) = compare_conditions(plan, speed_summary(usable(frame)), records, usable(frame))
     assert comparison.ratio is None and not comparison.is_factor_only
     assert comparison.differing_fields == differing
     assert set(unrecorded) <= set(comparison.unrecorded_fields)
@@ -229,5 +229,5 @@ def test_a_plan_s_conditions_on_one_host_are_factor_only():
     records = records_for({("off", "short"): [50.0, 51.0], ("on", "short"): [60.0, 61.0]})
     frame = trials_frame(RecordTable.of(records))
     plan = make_plan(inputs=make_plan().inputs[:1])
-    (comparison,) = compare_conditions(plan, speed_summary(frame), records, usable(frame))
+    (comparison,) = compare_conditions(plan, speed_summary(usable(frame)), records, usable(frame))
     assert comparison.is_factor_only and comparison.ratio == pytest.approx(60.5 / 50.5)

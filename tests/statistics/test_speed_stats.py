@@ -54,13 +54,15 @@ def test_reference_medians_and_ratios():
         }
     )
     frame = trials_frame(RecordTable.of(records))
-    summary = speed_summary(frame).set_index(["condition_id", "input_id"])
+    summary = speed_summary(usable(frame)).set_index(["condition_id", "input_id"])
     assert summary.loc[("off", "short"), "gen_tps_median"] == 51.15
     assert summary.loc[("on", "short"), "gen_tps_median"] == 62.27
     assert summary.loc[("off", "short"), "gen_tps_min"] == 41.28
     comparisons = {
         c.input_id: c
-        for c in compare_conditions(make_plan(), speed_summary(frame), records, usable(frame))
+        for c in compare_conditions(
+            make_plan(), speed_summary(usable(frame)), records, usable(frame)
+        )
     }
     assert all(c.is_factor_only and c.unrecorded_fields == () for c in comparisons.values())
     assert round((comparisons["short"].ratio - 1) * 100, 1) == 21.7
@@ -72,7 +74,7 @@ def test_reference_medians_and_ratios():
 def test_without_records_nothing_is_factor_only():
     """Medians alone show nothing about how the conditions ran: no ratio."""
     frame = _frame({("off", "short"): [50.0, 51.0], ("on", "short"): [60.0, 61.0]})
-    comparisons = compare_conditions(make_plan(), speed_summary(frame))
+    comparisons = compare_conditions(make_plan(), speed_summary(usable(frame)))
     assert all(c.ratio is None and not c.is_factor_only for c in comparisons)
     assert "driver" in comparisons[0].unrecorded_fields
 
@@ -92,7 +94,7 @@ def test_configuration_comparison_has_no_ratio():
     frame = trials_frame(RecordTable.of(records))
     (comparison,) = [
         c
-        for c in compare_conditions(plan, speed_summary(frame), records, usable(frame))
+        for c in compare_conditions(plan, speed_summary(usable(frame)), records, usable(frame))
         if c.input_id == "short"
     ]
     assert comparison.differing_fields == ("context_capacity",)
@@ -104,7 +106,7 @@ def test_warmups_and_failures_are_excluded():
     frame = _frame({("off", "short"): [10.0, 20.0, 30.0, 1000.0]})
     frame.loc[3, "role"] = "warmup"
     frame.loc[2, "status"] = "failed"
-    summary = speed_summary(frame)
+    summary = speed_summary(usable(frame))
     assert summary.loc[0, "n"] == 2 and summary.loc[0, "gen_tps_median"] == 15.0
 
 
@@ -156,7 +158,7 @@ def test_location_options_never_make_a_configuration_comparison():
                     )
                 )
     frame = trials_frame(RecordTable.of(records))
-    comparisons = compare_conditions(plan, speed_summary(frame), records, usable(frame))
+    comparisons = compare_conditions(plan, speed_summary(usable(frame)), records, usable(frame))
     assert len(comparisons) == len(plan.inputs) == 6
     for comparison in comparisons:
         assert comparison.is_factor_only and comparison.differing_fields == ()
