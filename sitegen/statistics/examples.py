@@ -95,9 +95,11 @@ def example_views(
     columns), in that order. ``with_texts(indices)`` yields the records at ``indices``
     whole, in that order (``Campaign.iter_full_records``); each needed record is read
     once."""
-    chosen = rows.loc[list(selected)]
+    # Only the columns read: every column of the rows taken costs more than the views.
+    chosen = rows.loc[list(selected), ["input_id", "repetition"]]
     # Only the rows that can be a selected answer's side: those of the same inputs.
-    sides_of = rows[enters_statistics(rows) & rows["input_id"].isin(set(chosen["input_id"]))]
+    side_rows = enters_statistics(rows) & rows["input_id"].isin(set(chosen["input_id"]))
+    sides_of = rows.loc[side_rows, ["condition_id", "input_id", "repetition"]]
     keys = zip(sides_of["condition_id"], sides_of["input_id"], sides_of["repetition"], strict=True)
     usable_at = dict(zip(keys, sides_of.index, strict=True))
     quality = plan.quality

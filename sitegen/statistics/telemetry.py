@@ -36,15 +36,17 @@ def telemetry_frame(table: RecordTable) -> pd.DataFrame:
     """One row per record × device (every role and status; published as
     ``telemetry.csv``), with the round id so a round's shared summary is counted once."""
     devices = table.telemetry
-    frame = table.per_device(
-        devices,
-        ("campaign_id", "trial_id", "attempt", "condition_id", "input_id", "role", "status"),
-    )
-    frame["usable"] = enters_statistics(frame).to_numpy()
-    frame["round_run_id"] = table.per_device(devices, ("round_run_id",))["round_run_id"]
+    shown = ("campaign_id", "trial_id", "attempt", "condition_id", "input_id", "role", "status")
+    of_record = table.per_device(devices, (*shown, "round_run_id"))
+    columns: dict[str, pd.Series | np.ndarray] = {name: of_record[name] for name in shown}
+    # The rows carry no load column: ``enters_statistics`` reads role and status here.
+    columns["usable"] = enters_statistics(of_record).to_numpy()
+    columns["round_run_id"] = of_record["round_run_id"]
     for name in ("device", "source", *TELEMETRY_FIELDS):
-        frame[name] = devices[name].to_numpy()
-    return frame
+        columns[name] = devices[name].to_numpy()
+    # Made at once from its columns: each column set on a frame costs more than a small
+    # campaign's devices.
+    return pd.DataFrame(columns)
 
 
 def telemetry_summary(frame: pd.DataFrame, input_ids: set[str]) -> pd.DataFrame:
