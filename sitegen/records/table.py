@@ -292,17 +292,21 @@ class TableBuilder:
         del table
         chunk_gaps = _gaps(scalars[0].column(_CHUNK_TIMES))
         scalars[0] = scalars[0].drop_columns([_CHUNK_TIMES])
-        rows = _frame(scalars)
-        rows["has_metrics"] = has_metrics
-        for name, values in (
-            ("provenance", self._provenance_of),
-            ("speculative", self._speculative_of),
-            ("line", self._line_numbers),
-            ("offset", self._offsets),
-        ):
-            rows[name] = np.array(values, dtype=np.int64)
-        rows["prompt_sha256"] = np.array(self._prompts, dtype=object)
-        rows["canonical"] = np.array(self._canonical, dtype=bool)
+        # One frame of every column at once: a column set on a frame costs as much as
+        # converting it.
+        rows = pd.DataFrame(
+            {
+                **_pandas_columns(scalars),
+                "has_metrics": has_metrics,
+                "provenance": np.array(self._provenance_of, dtype=np.int64),
+                "speculative": np.array(self._speculative_of, dtype=np.int64),
+                "line": np.array(self._line_numbers, dtype=np.int64),
+                "offset": np.array(self._offsets, dtype=np.int64),
+                "prompt_sha256": np.array(self._prompts, dtype=object),
+                "canonical": np.array(self._canonical, dtype=bool),
+            },
+            copy=False,
+        )
         release_freed_memory()
         return RecordTable(
             rows,
@@ -314,29 +318,38 @@ class TableBuilder:
         )
 
 
-def _frame(holder: list[pa.Table]) -> pd.DataFrame:
-    """The Arrow columns of the one table in ``holder`` as pandas ones, named as
+_TEXT = pd.StringDtype("pyarrow", na_value=np.nan)
+"""pandas' text type: Arrow strings, missing values as NaN."""
+
+
+def _pandas_columns(holder: list[pa.Table]) -> dict[str, object]:
+    """The Arrow columns of the one table in ``holder`` as pandas arrays, named as
     ``RecordTable.rows`` has them: text as pandas' Arrow strings (a column without any
     text: ``None`` in each row), integers that may be missing as ``Int64``, flags that may
     be missing as ``boolean``. The table is taken out of ``holder`` (its only reference), so
     each Arrow column is let go once converted: the table and the frame are never both
     whole in memory."""
     table = holder.pop()
+    pending = list(zip(table.column_names, table.columns, strict=True))[::-1]
+    del table
     columns: dict[str, object] = {}
-    while table.num_columns:
-        name, column = table.column_names[0], table.column(0)
-        table = table.remove_column(0)
+    while pending:
+        name, column = pending.pop()
         parent, _, field = name.partition(".")
         name = _FLATTENED[parent] + field if field else name
         kind = column.type
+        # The arrays are made directly: pandas' conversions from Arrow cost several times
+        # as much for the few rows of a small campaign.
         if pa.types.is_string(kind) and column.null_count < len(column):
             # Arrow strings as they are (pandas' text type): no Python string per row.
-            columns[name] = column.combine_chunks().to_pandas().array
+            columns[name] = pd.array(column.combine_chunks(), dtype=_TEXT)
         elif pa.types.is_string(kind):
             # No text at all: None in each row, as pandas keeps a column of only None.
             columns[name] = np.full(len(column), None, dtype=object)
         elif pa.types.is_integer(kind) and name not in _REQUIRED_INTEGERS:
-            columns[name] = column.to_pandas(types_mapper={kind: pd.Int64Dtype()}.get).array
+            columns[name] = pd.arrays.IntegerArray(
+                pc.fill_null(column, 0).to_numpy(), column.is_null().to_numpy()
+            )
         elif pa.types.is_boolean(kind):
             columns[name] = column.to_pandas(types_mapper={kind: pd.BooleanDtype()}.get).array
         else:
@@ -345,7 +358,7 @@ def _frame(holder: list[pa.Table]) -> pd.DataFrame:
         del column
         if large:
             release_freed_memory()
-    return pd.DataFrame(columns, copy=False)
+    return columns
 
 
 _CHUNK_TIMES = "metrics.chunk_times_s"
@@ -367,6 +380,6 @@ def _per_device(column: pa.ChunkedArray, model: type[BaseModel]) -> pd.DataFrame
     of the record it belongs to."""
     array_ = column.combine_chunks()
     devices = pc.list_flatten(array_).flatten()
-    frame = _frame([pa.Table.from_arrays(devices, names=list(model.model_fields))])
-    frame.insert(0, "record", pc.list_parent_indices(array_).to_numpy().astype(np.int64))
-    return frame
+    record = pc.list_parent_indices(array_).to_numpy().astype(np.int64)
+    table = pa.Table.from_arrays(devices, names=list(model.model_fields))
+    return pd.DataFrame({"record": record, **_pandas_columns([table])}, copy=False)
