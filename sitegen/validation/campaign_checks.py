@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 
+import numpy as np
 import pandas as pd
 
 from sitegen.core.errors import ConfigError, DataError, Issue
@@ -25,10 +26,18 @@ from sitegen.records.verify import verify_campaign
 from sitegen.validation.rules import check, violation
 
 
-def _suspects(campaign: Campaign, mask: pd.Series) -> Iterator[tuple[int, TrialRecord]]:
+def _suspects(
+    campaign: Campaign, mask: pd.Series | np.ndarray
+) -> Iterator[tuple[int, TrialRecord]]:
     """Each record whose row ``mask`` selects, with its index, read back whole."""
-    indices = [int(i) for i in campaign.rows.index[mask.to_numpy(dtype=bool)]]
+    indices = np.flatnonzero(np.asarray(mask, dtype=bool)).tolist()
     return zip(indices, campaign.iter_full_records(indices), strict=True)
+
+
+def _provenance_flags(campaign: Campaign, flag: Callable[[Provenance], bool]) -> np.ndarray:
+    """``flag`` of each record's provenance (computed once per distinct provenance)."""
+    flags = np.array([flag(p) for p in campaign.table.provenances], dtype=bool)
+    return flags[campaign.rows["provenance"].to_numpy()]
 
 
 def _per_provenance(campaign: Campaign, value: Callable[[Provenance], object]) -> pd.Series:
@@ -41,7 +50,7 @@ def _per_provenance(campaign: Campaign, value: Callable[[Provenance], object]) -
 def _engine_publishable(campaign: Campaign) -> list[Issue]:
     issues = []
     planned = campaign.plan.engine
-    refused = _per_provenance(
+    refused = _provenance_flags(
         campaign, lambda p: p.engine.id != planned or not is_publishable(p.engine.id)
     )
     for i, r in _suspects(campaign, refused):
@@ -75,11 +84,11 @@ def _records_in_plan(campaign: Campaign) -> list[Issue]:
         return [violation("C-PLANNED", str(campaign.directory / "plan.json"), str(exc))]
     conditions = {c.id for c in campaign.plan.conditions}
     rows = campaign.rows
-    other_plan = rows["plan_sha256"] != campaign.plan_sha256
-    unplanned_condition = ~rows["condition_id"].isin(conditions)
-    unplanned_input = ~rows["input_id"].isin(inputs)
+    other_plan = (rows["plan_sha256"] != campaign.plan_sha256).to_numpy()
+    unplanned_condition = _not_in(rows["condition_id"], conditions)
+    unplanned_input = _not_in(rows["input_id"], inputs)
     issues = []
-    for i in rows.index[other_plan | unplanned_condition | unplanned_input]:
+    for i in np.flatnonzero(other_plan | unplanned_condition | unplanned_input).tolist():
         where = campaign.record_location(i)
         if other_plan[i]:
             issues.append(
@@ -92,6 +101,13 @@ def _records_in_plan(campaign: Campaign) -> list[Issue]:
         if unplanned_input[i]:
             issues.append(violation("C-PLANNED", f"{where} → input_id", "not an input of the plan"))
     return issues
+
+
+def _not_in(column: pd.Series, allowed: set[str]) -> np.ndarray:
+    """Per row, whether its value is not in ``allowed`` (each distinct value looked up
+    once)."""
+    codes, values = pd.factorize(column)
+    return ~np.array([value in allowed for value in values], dtype=bool)[codes]
 
 
 @check("C-PLANNED", "campaign")
@@ -126,18 +142,19 @@ def _started_after_registration(campaign: Campaign) -> list[Issue]:
 @check("C-PLANNED", "campaign")
 def _settings_as_planned(campaign: Campaign) -> list[Issue]:
     conditions = {c.id: c for c in campaign.plan.conditions}
-    rows = campaign.rows
-    pairs = rows[["condition_id", "speculative"]].drop_duplicates()
-    unlike = {
-        (condition_id, index)
-        for condition_id, index in pairs.itertuples(index=False)
-        if condition_id in conditions
-        and campaign.table.speculatives[index] != conditions[condition_id].speculative
-    }
-    mask = pd.Series(
-        [key in unlike for key in zip(rows["condition_id"], rows["speculative"], strict=True)],
-        index=rows.index,
-    )
+    speculatives = campaign.table.speculatives
+    codes, condition_ids = pd.factorize(campaign.rows["condition_id"])
+    # One key per (condition, speculative setting) pair, each pair compared once.
+    pair = codes * len(speculatives) + campaign.rows["speculative"].to_numpy()
+    unlike = [
+        key
+        for key in np.unique(pair).tolist()
+        if (condition_id := condition_ids[key // len(speculatives)]) in conditions
+        and speculatives[key % len(speculatives)] != conditions[condition_id].speculative
+    ]
+    if not unlike:
+        return []
+    mask = np.isin(pair, unlike)
     issues = []
     for i, r in _suspects(campaign, mask):
         condition = conditions[r.condition_id]
@@ -199,34 +216,52 @@ def _metric_problems(r: TrialRecord) -> list[tuple[str, str]]:
     return problems
 
 
-def _maybe_metric_problems(rows: pd.DataFrame) -> pd.Series:
+_NOT_NEGATIVE = (
+    "generated_tokens",
+    "draft_proposed",
+    "draft_accepted",
+    "chunks",
+    "ttft_s",
+    "t_first_visible_s",
+    "t_first_answer_s",
+    "e2e_s",
+    "gen_tps",
+    "prompt_tokens",
+)
+"""The columns ``_metric_problems`` finds fault with where negative."""
+
+
+def _numbers(rows: pd.DataFrame, name: str) -> np.ndarray:
+    """A numeric column as a numpy array: integers exact, a missing integer as 0 (never
+    negative), a missing float as NaN (no comparison holds)."""
+    column = rows[name]
+    if pd.api.types.is_integer_dtype(column.dtype):
+        return column.to_numpy(dtype=np.int64, na_value=0)
+    return column.to_numpy(dtype=float)
+
+
+def _maybe_metric_problems(rows: pd.DataFrame) -> np.ndarray:
     """The rows ``_metric_problems`` may find fault with (a superset: it decides)."""
-    suspect = ~rows["has_metrics"] & (rows["status"] == "ok")
-    for name in (
-        "generated_tokens",
-        "draft_proposed",
-        "draft_accepted",
-        "chunks",
-        "ttft_s",
-        "t_first_visible_s",
-        "t_first_answer_s",
-        "e2e_s",
-        "gen_tps",
-        "prompt_tokens",
-    ):
-        suspect |= (rows[name] < 0).fillna(False).astype(bool)
-    suspect |= (rows["draft_accepted"] > rows["draft_proposed"]).fillna(False).astype(bool)
-    suspect |= (rows["ttft_s"] > rows["e2e_s"]).fillna(False)
-    expected = (rows["generated_tokens"].astype(float) - 1) / rows["generation_s"]
-    off = (rows["gen_tps"] - expected).abs() > GEN_TPS_TOLERANCE * expected.abs()
-    return suspect | off.fillna(False)
+    # On numpy arrays: a pandas operation costs more than the comparison of a small
+    # campaign's every row.
+    suspect = ~rows["has_metrics"].to_numpy(dtype=bool) & (rows["status"] == "ok").to_numpy()
+    for name in _NOT_NEGATIVE:
+        suspect |= _numbers(rows, name) < 0
+    both_drafts = (rows["draft_accepted"].notna() & rows["draft_proposed"].notna()).to_numpy()
+    suspect |= both_drafts & (_numbers(rows, "draft_accepted") > _numbers(rows, "draft_proposed"))
+    suspect |= _numbers(rows, "ttft_s") > _numbers(rows, "e2e_s")
+    generated = rows["generated_tokens"].to_numpy(dtype=float, na_value=np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = (generated - 1) / _numbers(rows, "generation_s")
+        off = np.abs(_numbers(rows, "gen_tps") - expected) > GEN_TPS_TOLERANCE * np.abs(expected)
+    return suspect | off
 
 
 @check("C-RECORD", "campaign")
 def _records_consistent(campaign: Campaign) -> list[Issue]:
     rows = campaign.rows
     reason = rows["failure_reason"]
-    unexplained = (rows["status"] == "failed") & (reason.isna() | (reason == ""))
+    unexplained = ((rows["status"] == "failed") & (reason.isna() | (reason == ""))).to_numpy()
     issues = []
     for i, r in _suspects(campaign, _maybe_metric_problems(rows) | unexplained):
         where = campaign.record_location(i)
@@ -275,11 +310,18 @@ def _has_usable_trials(campaign: Campaign) -> list[Issue]:
 def _unhashed_model_declared(campaign: Campaign) -> list[Issue]:
     conditions = {c.id: c for c in campaign.plan.conditions}
     rows = campaign.rows
-    unhashed = _per_provenance(campaign, lambda p: p.model.sha256 == UNKNOWN_REMOTE_SHA256)
-    undeclared = rows["condition_id"].map(
-        lambda c: c in conditions and not campaign.plan.model_for(conditions[c]).remote_unhashable
-    )
-    found = rows.index[(rows["status"] == "ok") & unhashed.astype(bool) & undeclared.astype(bool)]
+    unhashed = _provenance_flags(campaign, lambda p: p.model.sha256 == UNKNOWN_REMOTE_SHA256)
+    if not unhashed.any():
+        return []
+    condition, condition_ids = pd.factorize(rows["condition_id"])
+    undeclared = np.array(
+        [
+            c in conditions and not campaign.plan.model_for(conditions[c]).remote_unhashable
+            for c in condition_ids
+        ],
+        dtype=bool,
+    )[condition]
+    found = np.flatnonzero((rows["status"] == "ok").to_numpy() & unhashed & undeclared)
     return [
         violation(
             "C-MODELID",
@@ -317,6 +359,8 @@ def _one_factor_value(campaign: Campaign) -> list[Issue]:
 
 @check("C-EXAMPLE", "campaign")
 def _examples_declared(campaign: Campaign) -> list[Issue]:
+    if not campaign.annotations.curated_examples:
+        return []
     rows = campaign.rows
     usable = set(rows.loc[enters_statistics(rows), "trial_id"])
     return [
@@ -352,18 +396,30 @@ def _capacity_as_the_engine_allocated(campaign: Campaign) -> list[Issue]:
     # The first record of each condition: every request of an engine load shares it.
     rows = campaign.rows
     allocated = rows["engine_context_per_slot"]
-    differs = (allocated.notna() & (allocated != rows["context_capacity"])).fillna(False)
-    shown = ["condition_id", "engine_context_per_slot", "context_capacity"]
-    first = rows.loc[differs.astype(bool), shown].groupby("condition_id", sort=False).head(1)
-    return [
-        violation(
-            "C-CAPACITY",
-            f"{campaign.record_location(i)} → engine_context_per_slot",
-            f"the engine allocated {r.engine_context_per_slot} tokens per slot, condition "
-            f"'{r.condition_id}' declares context_capacity {r.context_capacity}",
+    differs = allocated.notna().to_numpy() & (
+        _numbers(rows, "engine_context_per_slot") != rows["context_capacity"].to_numpy()
+    )
+    if not differs.any():
+        return []
+    at = np.flatnonzero(differs)
+    condition, _ = pd.factorize(rows["condition_id"].take(at))
+    _, first_of_condition = np.unique(condition, return_index=True)
+    issues = []
+    for i in at[np.sort(first_of_condition)].tolist():
+        issues.append(
+            violation(
+                "C-CAPACITY",
+                f"{campaign.record_location(i)} → engine_context_per_slot",
+                f"the engine allocated {allocated.iat[i]} tokens per slot, condition "
+                f"'{rows['condition_id'].iat[i]}' declares context_capacity "
+                f"{rows['context_capacity'].iat[i]}",
+            )
         )
-        for i, r in zip(first.index, first.itertuples(), strict=True)
-    ]
+    return issues
+
+
+_INPUT_LENGTHS = ("target_prompt_tokens", "prompt_tokens")
+"""A record's input lengths, planned then actual."""
 
 
 @check("C-CAPACITY", "campaign")
@@ -371,47 +427,34 @@ def _input_and_output_fit(campaign: Campaign) -> list[Issue]:
     # One issue per condition and input: the longest input of its records, planned or
     # actual (the first record with it; a record's planned length before its actual one).
     rows = campaign.rows
-    candidates = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "condition_id": rows["condition_id"],
-                    "input_id": rows["input_id"],
-                    "tokens": rows[field],
-                    "field": field,
-                    "record": rows.index,
-                    "order": rows.index * 2 + position,
-                }
-            ).dropna(subset=["tokens"])
-            for position, field in enumerate(("target_prompt_tokens", "prompt_tokens"))
-        ]
-    )
-    longest = candidates.sort_values(["tokens", "order"], ascending=[False, True], kind="stable")
-    longest = longest.groupby(["condition_id", "input_id"], sort=False).head(1)
+    # Record by record, planned then actual: a candidate's position is that tie-break.
+    tokens = np.column_stack([_numbers(rows, field) for field in _INPUT_LENGTHS]).ravel()
+    known = np.column_stack([rows[field].notna().to_numpy() for field in _INPUT_LENGTHS])
+    candidates = np.flatnonzero(known.ravel())
+    condition, _ = pd.factorize(rows["condition_id"])
+    input_, inputs = pd.factorize(rows["input_id"])
+    group = (condition * len(inputs) + input_)[candidates // 2]
+    # By group, the longest first (~ reverses the order, without overflow), then the first.
+    ranked = np.lexsort((candidates, ~tokens[candidates], group))
+    first_of_group = np.ones(len(ranked), dtype=bool)
+    first_of_group[1:] = group[ranked[1:]] != group[ranked[:-1]]
     output_caps = rows["max_output_tokens"].to_numpy()
     allocated = rows["engine_context_per_slot"].to_numpy()
     declared = rows["context_capacity"].to_numpy()
     issues = []
-    for condition_id, tokens, field, i in sorted(
-        zip(
-            longest["condition_id"],
-            longest["tokens"],
-            longest["field"],
-            longest["record"],
-            strict=True,
-        ),
-        key=lambda found: found[3],
-    ):
+    for position in np.sort(candidates[ranked[first_of_group]]).tolist():
+        i, field = divmod(position, 2)
+        input_tokens = tokens[position]
         output_cap = int(output_caps[i])
         capacity = int(declared[i]) if pd.isna(allocated[i]) else int(allocated[i])
-        if tokens + output_cap > capacity:
+        if input_tokens + output_cap > capacity:
             issues.append(
                 violation(
                     "C-CAPACITY",
-                    f"{campaign.record_location(i)} → {field}",
-                    f"{tokens} input tokens + output cap {output_cap} = "
-                    f"{tokens + output_cap} do not fit in the {capacity}-token context "
-                    f"of condition '{condition_id}'",
+                    f"{campaign.record_location(i)} → {_INPUT_LENGTHS[field]}",
+                    f"{input_tokens} input tokens + output cap {output_cap} = "
+                    f"{input_tokens + output_cap} do not fit in the {capacity}-token context "
+                    f"of condition '{rows['condition_id'].iat[i]}'",
                 )
             )
     return issues
@@ -484,15 +527,17 @@ def _added_before_registration(added: datetime | date, registered: datetime | No
 
 @check("C-HARDWARE", "campaign")
 def _devices_recorded(campaign: Campaign) -> list[Issue]:
-    rows = campaign.rows
-    no_devices = _per_provenance(campaign, lambda p: not p.host.devices).astype(bool)
+    no_devices = _provenance_flags(campaign, lambda p: not p.host.devices)
+    if not no_devices.any():
+        return []
+    ok = (campaign.rows["status"] == "ok").to_numpy()
     return [
         violation(
             "C-HARDWARE",
             f"{campaign.record_location(i)} → provenance.host.devices",
             "an ok record without the measured hardware",
         )
-        for i in rows.index[(rows["status"] == "ok") & no_devices]
+        for i in np.flatnonzero(ok & no_devices).tolist()
     ]
 
 
