@@ -294,7 +294,13 @@ def _has_usable_trials(campaign: Campaign) -> list[Issue]:
     if measured.empty:
         problem = "no measured trial recorded (the campaign was never run to the end)"
     else:
-        reasons = list(dict.fromkeys(reason or "?" for reason in measured["failure_reason"]))
+        # A record without a reason reads as a missing value (NaN), not an empty text.
+        reasons = list(
+            dict.fromkeys(
+                reason if isinstance(reason, str) and reason else "?"
+                for reason in measured["failure_reason"]
+            )
+        )
         shown = "; ".join(reasons[:3]) + (
             f" (+{len(reasons) - 3} more)" if len(reasons) > 3 else ""
         )

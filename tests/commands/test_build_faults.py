@@ -57,6 +57,19 @@ def test_every_trial_failed_is_refused_with_the_reasons(tmp_path, capsys):
     assert "connection refused" in err and not (tmp_path / "site").exists()
 
 
+def test_every_trial_failed_some_without_a_reason_is_refused_in_lines(tmp_path, capsys):
+    def failed_some_silently(record: dict) -> None:
+        reason = None if record["trial_id"].endswith("r0") else "engine failure: 500"
+        record.update(status="failed", failure_reason=reason, metrics=None, peak_memory=[])
+
+    publishable_campaign(tmp_path / "data", mutate=failed_some_silently)
+    code, err = build(tmp_path / "data", tmp_path, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "[C-USABLE]" in err and "all 12 measured trial(s) failed" in err
+    assert "engine failure: 500; ?" in err or "?; engine failure: 500" in err
+    assert "[C-RECORD]" in err and "a failed record needs a reason" in err
+
+
 def test_publish_false_leaves_a_failed_campaign_out(tmp_path, capsys):
     bad = publishable_campaign(tmp_path / "data", mutate=failed("load failure: no GPU")).parent
     left_out = {
