@@ -11,7 +11,7 @@ import html
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,19 +49,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def rows_by_condition(frame: pd.DataFrame, columns: list[str]) -> dict[str, dict[str, list]]:
-    """The ``columns`` of ``frame`` as Python lists, split by ``condition_id`` (rows in
-    their order): one pass over a few columns, where a boolean mask per condition copied
-    every column of the frame once per condition and chart."""
-    values = [frame[column].tolist() for column in columns]
+def rows_by_condition(
+    columns: Mapping[str, Sequence[Any]], names: list[str]
+) -> dict[str, dict[str, list]]:
+    """The ``names`` of ``columns`` (lists of one table's rows) split by ``condition_id``
+    (rows in their order): one pass, where a boolean mask per condition copied every column
+    of the frame once per condition and chart."""
     positions: dict[str, list[int]] = {}
-    for position, condition_id in enumerate(frame["condition_id"].tolist()):
+    for position, condition_id in enumerate(columns["condition_id"]):
         positions.setdefault(condition_id, []).append(position)
     return {
-        condition_id: {
-            column: [column_values[i] for i in chosen]
-            for column, column_values in zip(columns, values, strict=True)
-        }
+        condition_id: {name: [columns[name][i] for i in chosen] for name in names}
         for condition_id, chosen in positions.items()
     }
 
@@ -73,18 +71,24 @@ def _values(column: Sequence[Any]) -> list[float | None]:
 
 
 def trials_chart(
-    trials: pd.DataFrame,
-    summary: pd.DataFrame,
+    trials: Mapping[str, Sequence[Any]],
+    medians: Sequence[Mapping[str, Any]],
     metric: str,
     condition_labels: dict[str, str],
     catalog: Catalog,
 ) -> dict:
     """Every measured trial as a point and each condition's median as a bar-shaped marker,
-    grouped by input."""
+    grouped by input. ``trials``: the trials' columns by name (``condition_id``,
+    ``input_id``, ``trial_id``, ``metric``, ``outlier`` where known) as lists; ``medians``:
+    rows with ``condition_id``, ``input_id`` and ``<metric>_median``."""
     traces: list[dict] = []
     columns = ["input_id", metric, "trial_id"] + (["outlier"] if "outlier" in trials else [])
     points = rows_by_condition(trials, columns)
-    medians_by = rows_by_condition(summary, ["input_id", f"{metric}_median"])
+    median_names = ["input_id", f"{metric}_median"]
+    medians_by = rows_by_condition(
+        {name: [row[name] for row in medians] for name in ["condition_id", *median_names]},
+        median_names,
+    )
     for index, (condition_id, label) in enumerate(condition_labels.items()):
         color = PALETTE[index % len(PALETTE)]
         rows = points.get(condition_id) or {c: [] for c in columns}
@@ -109,11 +113,11 @@ def trials_chart(
                 hovertemplate=f"%{{text}}<br>{hover('y')}<extra></extra>",
             )
         )
-        medians = medians_by.get(condition_id) or {"input_id": [], f"{metric}_median": []}
+        median_rows = medians_by.get(condition_id) or {name: [] for name in median_names}
         traces.append(
             _scatter(
-                x=medians["input_id"],
-                y=_values(medians[f"{metric}_median"]),
+                x=median_rows["input_id"],
+                y=_values(median_rows[f"{metric}_median"]),
                 mode="markers",
                 name=f"{label} · {catalog.t('chart.median')}",
                 legendgroup=condition_id,

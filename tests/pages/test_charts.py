@@ -8,7 +8,6 @@ import json
 import math
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -29,19 +28,18 @@ def _valid(spec: dict) -> dict:
 
 
 def test_the_trials_chart_is_a_valid_figure_with_every_trial(catalog):
-    trials = pd.DataFrame(
-        {
-            "condition_id": ["off", "off", "on", "on"],
-            "input_id": ["a", "b", "a", "b"],
-            "trial_id": ["t1", "t2", "t3", "t4"],
-            "gen_tps": [np.float64(10.0), np.nan, 12.5, 13.0],
-            "outlier": [False, False, True, False],
-        }
-    )
-    summary = pd.DataFrame(
-        {"condition_id": ["off", "on"], "input_id": ["a", "a"], "gen_tps_median": [10.0, 12.75]}
-    )
-    spec = _valid(trials_chart(trials, summary, "gen_tps", {"off": "Off", "on": "On"}, catalog))
+    trials = {
+        "condition_id": ["off", "off", "on", "on"],
+        "input_id": ["a", "b", "a", "b"],
+        "trial_id": ["t1", "t2", "t3", "t4"],
+        "gen_tps": [np.float64(10.0), np.nan, 12.5, 13.0],
+        "outlier": [False, False, True, False],
+    }
+    medians = [
+        {"condition_id": "off", "input_id": "a", "gen_tps_median": 10.0},
+        {"condition_id": "on", "input_id": "a", "gen_tps_median": 12.75},
+    ]
+    spec = _valid(trials_chart(trials, medians, "gen_tps", {"off": "Off", "on": "On"}, catalog))
     points = [t for t in spec["data"] if t["mode"] == "markers" and "text" in t]
     assert [p["y"] for p in points] == [[10.0, None], [12.5, 13.0]]
     assert points[1]["marker"]["symbol"] == ["x", "circle"]

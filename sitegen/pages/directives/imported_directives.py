@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 from markupsafe import Markup
 
 from sitegen.pages.charts import cdf_chart, trials_chart
@@ -49,17 +48,17 @@ def imported_charts(ctx: PageContext, report: ImportedReport) -> list[tuple[str,
     charts = []
     if usable["gen_tps"].notna().any():
         trials = usable[usable["gen_tps"].notna()]
-        summary = pd.DataFrame(
-            [
-                {
-                    "condition_id": row.condition_id,
-                    "input_id": row.input_id,
-                    "gen_tps_median": row.figures["gen_tps"].median,
-                }
-                for row in report.rows
-            ]
-        )
-        spec = trials_chart(trials, summary, "gen_tps", labels, ctx.catalog)
+        medians = [
+            {
+                "condition_id": row.condition_id,
+                "input_id": row.input_id,
+                "gen_tps_median": row.figures["gen_tps"].median,
+            }
+            for row in report.rows
+        ]
+        names = ["condition_id", "input_id", "trial_id", "gen_tps", "outlier"]
+        columns = {name: trials[name].tolist() for name in names if name in trials}
+        spec = trials_chart(columns, medians, "gen_tps", labels, ctx.catalog)
         charts.append(("gen_tps", "trials", Markup(script_json(spec))))
     series = [
         (

@@ -171,14 +171,11 @@ def speed_chart(ctx: PageContext, metric: str = "gen_tps") -> Markup:
     (``CHART_INLINE_BYTES``, ``TABLE_PAGE_ROWS``), so no page grows with the records."""
     report = ctx.require_report()
     labels = ctx.labels(report)
-    # Only the columns the chart and table show are sorted (not every column of every
-    # trial, once per page and metric).
-    shown = ["trial_id", "order_index", "condition_id", "input_id", "seed", metric]
-    shown += ["generated_tokens", "finish", "outlier"]
-    usable = report.usable_speed_trials
-    trials = usable[[c for c in dict.fromkeys(shown) if c in usable]]
-    trials = trials.sort_values("order_index")
-    spec = script_json(trials_chart(trials, report.summary, metric, labels, ctx.catalog))
+    # The table's columns, in its order; the chart also marks outliers.
+    table_columns = ["trial_id", "order_index", "condition_id", "input_id", "seed", metric]
+    table_columns += ["generated_tokens", "finish"]
+    trials = _shown_trials(report.usable_speed_trials, [*table_columns, "outlier"])
+    spec = script_json(trials_chart(trials, report.summary_records, metric, labels, ctx.catalog))
     lang = ctx.lang
     spec_file = None
     if len(spec) > CHART_INLINE_BYTES:
@@ -186,18 +183,21 @@ def speed_chart(ctx: PageContext, metric: str = "gen_tps") -> Markup:
         # translation of the file and move it away from the address the page loads.
         spec_file = f"charts/{metric}-{lang}.json"
         ctx.extra_files[f"reports/{report.slug}/{spec_file}"] = spec.encode("utf-8")
+    printed_value = rate if metric.endswith("tps") else seconds
     rows = [
         [
-            row["trial_id"],
-            f"#t{row['order_index']}",
-            labels[row["condition_id"]],
-            row["input_id"],
-            str(row["seed"]),
-            (rate if metric.endswith("tps") else seconds)(row[metric]),
-            count(row["generated_tokens"]),
-            ctx.catalog.t(f"finish.{row['finish']}"),
+            trial_id,
+            f"#t{order_index}",
+            labels[condition_id],
+            input_id,
+            str(seed),
+            printed_value(value),
+            count(tokens),
+            ctx.catalog.t(f"finish.{finish}"),
         ]
-        for row in _python_rows(trials)
+        for trial_id, order_index, condition_id, input_id, seed, value, tokens, finish in zip(
+            *(trials[name] for name in table_columns), strict=True
+        )
     ]
     pages = [rows[i : i + TABLE_PAGE_ROWS] for i in range(0, len(rows), TABLE_PAGE_ROWS)]
     table_files = []
@@ -222,12 +222,18 @@ def speed_chart(ctx: PageContext, metric: str = "gen_tps") -> Markup:
     )
 
 
-def _python_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows of ``frame`` as dicts of Python values, as ``to_dict("records")`` gives
-    them, built from whole columns (that method boxes every value on its own)."""
-    names = list(frame.columns)
-    columns = [frame[name].tolist() for name in names]
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+def _shown_trials(usable: pd.DataFrame, names: list[str]) -> dict[str, list[Any]]:
+    """The columns ``names`` of ``usable`` that it has, by name, as lists of Python values
+    in run order (``order_index``): only these columns are read and put in order (a sorted
+    frame copied every column of every trial, once per page and metric)."""
+    # argsort's default kind is the one sort_values uses: ties come out as they did.
+    order = usable["order_index"].to_numpy().argsort().tolist()
+    shown = {}
+    for name in dict.fromkeys(names):
+        if name in usable:
+            values = usable[name].tolist()
+            shown[name] = [values[i] for i in order]
+    return shown
 
 
 @directive("speed_table")
