@@ -36,7 +36,7 @@ class _ReadByHtmlParser(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if not self._in_raw_text:
-            self.reader._text(data)
+            self.reader.text.append(data)
 
 
 def _by_html_parser(page: str) -> PageFacts:
