@@ -85,7 +85,9 @@ MILLISECOND_METRICS = ("tpot_s", "itl_s")
 def report_figures(report: Report) -> dict[str, str]:
     """Every figure the report's pages print, as printed, by id (see the module)."""
     figures: dict[str, str] = {}
-    for row in records_of(report.summary):
+    # The summary's rows as the report holds them (a missing value prints as one either
+    # way), not converted anew, every column of them, for the few columns printed.
+    for row in report.summary_records:
         key = f"speed/{row['condition_id']}/{row['input_id']}"
         for column, shown in SPEED_COLUMNS.items():
             figures[f"{key}/{column}"] = shown(row.get(column))
