@@ -104,10 +104,10 @@ class DirectiveCalls:
 
     outputs: list[str] = field(default_factory=list)
 
-    def wrap(self, function: Callable[..., object]) -> Callable[..., object]:
-        """A plain function (no ``__self__`` to reach the report through) that renders
-        the directive and returns its placeholder. Booleans (``has_speed()``) pass as
-        they are, for ``{% if %}``."""
+    def wrap(self, name: str, function: Callable[..., object]) -> Callable[..., object]:
+        """A plain function named ``name`` (no ``__self__`` to reach the report through)
+        that renders the directive and returns its placeholder. Booleans (``has_speed()``)
+        pass as they are, for ``{% if %}``."""
 
         def call(*args: object, **kwargs: object) -> object:
             output = function(*args, **kwargs)
@@ -117,7 +117,7 @@ class DirectiveCalls:
             self.outputs.append(str(escape(output)))
             return Markup(_PLACEHOLDER.format(index=len(self.outputs) - 1))
 
-        call.__name__ = getattr(function, "__name__", "directive")
+        call.__name__ = name
         return call
 
     def substitute(self, text: str) -> str:

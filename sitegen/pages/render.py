@@ -374,7 +374,7 @@ def render_page(
     (``None`` when the template cannot render) and the issues of its prose (C-FIGURE, raw
     HTML …) or template, each naming the page."""
     calls = DirectiveCalls()
-    functions = {name: calls.wrap(f) for name, f in directives.items()}
+    functions = {name: calls.wrap(name, f) for name, f in directives.items()}
     try:
         text = content.get_template(template_name).render(**functions)
     except jinja2.TemplateNotFound as exc:

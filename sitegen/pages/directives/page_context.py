@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial, update_wrapper
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import jinja2
@@ -155,8 +155,7 @@ class PageContext:
 
 
 def directive_functions(ctx: PageContext) -> dict[str, Callable[..., Any]]:
-    """Every registered directive bound to ``ctx``: the globals of a content page."""
-    return {
-        name: update_wrapper(partial(function, ctx), function)
-        for name, function in DIRECTIVES.items()
-    }
+    """Every registered directive bound to ``ctx``, by name: the globals of a content page.
+    A ``partial`` each, with no name of its own: its key is its name (a page binds them
+    all, and copying each function's attributes onto its partial cost every page)."""
+    return {name: partial(function, ctx) for name, function in DIRECTIVES.items()}
