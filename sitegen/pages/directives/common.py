@@ -8,9 +8,11 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import jinja2
+import numpy as np
+import pandas as pd
 from markupsafe import Markup, escape
 
 from sitegen.core.formatting import FILTERS
@@ -121,6 +123,26 @@ def cells(ctx: PageContext, prefix: str, values: dict[str, Any]) -> dict[str, Fi
     """The figures ``<prefix>/<name>`` of the report, by name, as cells a partial prints
     (``figure_cells``)."""
     return figure_cells(printed(ctx), prefix, values)
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as ``to_dict("records")`` gives them, built from whole
+    columns where each column's values come out of ``tolist`` as that method gives them
+    (it takes each row through pandas); any other frame goes through it."""
+    if not frame.columns.is_unique or not all(map(_listed_as_records, frame.dtypes)):
+        return cast(list[dict[str, Any]], frame.to_dict("records"))
+    names = list(frame.columns)
+    columns = [frame[name].tolist() for name in names]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _listed_as_records(dtype: object) -> bool:
+    """Whether ``tolist`` gives a column of ``dtype`` as ``to_dict("records")`` does: a
+    numpy column of numbers, booleans or times, or text missing as NaN (an object column's
+    numpy values and a missing ``pd.NA`` that method turns into Python values and None)."""
+    if isinstance(dtype, np.dtype):
+        return dtype != np.dtype(object)
+    return isinstance(dtype, pd.StringDtype) and dtype.na_value is not pd.NA
 
 
 def field_list(ctx: PageContext, names: Iterable[str]) -> str:

@@ -16,6 +16,7 @@ from sitegen.pages.directives.common import (
     CHART_INLINE_BYTES,
     TABLE_PAGE_ROWS,
     cells,
+    frame_records,
     render_partial,
 )
 from sitegen.pages.directives.page_context import PageContext, directive
@@ -270,7 +271,7 @@ def completion_time(ctx: PageContext, input_id: str, ratio: bool = False) -> Mar
 def memory_table(ctx: PageContext) -> Markup:
     """Peak memory per condition and device (GPU via NVML, CPU engines: process RSS)."""
     report = ctx.require_report()
-    rows = report.memory.to_dict("records")
+    rows = frame_records(report.memory)
     measured_conditions = report.usable_speed_trials["condition_id"].unique()
     return render_partial(
         ctx,
@@ -303,7 +304,7 @@ def telemetry_table(ctx: PageContext) -> Markup:
         ctx,
         "telemetry_table.html",
         report=report,
-        rows=report.telemetry.to_dict("records"),
+        rows=frame_records(report.telemetry),
         rates=report.condition_rates,
         labels=ctx.labels(report),
     )
