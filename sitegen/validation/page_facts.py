@@ -21,6 +21,7 @@ class Claim:
     root: int
     """Index of the outermost claim element containing this one (itself if outermost)."""
     caveats: set[str]
+    text: list[str]
 
 
 _MARKUP = re.compile(
@@ -70,17 +71,14 @@ class _ClaimReader:
 
     def read(self, page: str) -> None:
         opened = self._open
-        texts = self.text
-        unescape = html.unescape
         position = 0
         searching = True
         while searching:  # searched anew after a script's or style's text
             searching = False
             for markup in _MARKUP.finditer(page, position):
-                start, end = markup.span()
-                if start > position:
-                    texts.append(unescape(page[position:start]))
-                position = end
+                if markup.start() > position:
+                    self._text(html.unescape(page[position : markup.start()]))
+                position = markup.end()
                 closing, tag, attributes = markup.groups()
                 if tag is None:  # a comment or declaration
                     continue
@@ -97,19 +95,19 @@ class _ClaimReader:
                 if "/" in attributes and attributes.rstrip().endswith("/"):  # <tag/>
                     self._end(tag)
                 elif tag in _RAW_TEXT:
-                    raw_end = _RAW_TEXT[tag].search(page, position)
-                    position = raw_end.start() if raw_end else len(page)
+                    end = _RAW_TEXT[tag].search(page, position)
+                    position = end.start() if end else len(page)
                     searching = True
                     break
         if position < len(page):
-            texts.append(unescape(page[position:]))
+            self._text(html.unescape(page[position:]))
 
     def _start(self, tag: str, values: dict[str, str]) -> None:
         claim_index = None
         if "data-claim" in values:
             claim_index = len(self.claims)
             root = self.claims[self._open_claims[0]].root if self._open_claims else claim_index
-            self.claims.append(Claim(values["data-claim"], values, root, set()))
+            self.claims.append(Claim(values["data-claim"], values, root, set(), []))
         _, concealed, in_closed_details = self._open[-1] if self._open else _SHOWN
         concealed = (
             concealed
@@ -133,6 +131,11 @@ class _ClaimReader:
     def _end(self, tag: str) -> None:
         if tag not in VOID_TAGS and self._open and self._open.pop()[0] is not None:
             self._open_claims.pop()
+
+    def _text(self, data: str) -> None:
+        self.text.append(data)
+        for index in self._open_claims:
+            self.claims[index].text.append(data)
 
 
 @dataclass(frozen=True)

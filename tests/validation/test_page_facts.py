@@ -36,7 +36,7 @@ class _ReadByHtmlParser(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if not self._in_raw_text:
-            self.reader.text.append(data)
+            self.reader._text(data)
 
 
 def _by_html_parser(page: str) -> PageFacts:
