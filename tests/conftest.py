@@ -100,6 +100,26 @@ def _publishing_only_in_slow_tests() -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     global _in_slow_test
     _in_slow_test = item.get_closest_marker("slow") is not None
+    _downloads_written_in_place(item)
+
+
+def _downloads_written_in_place(item: pytest.Item) -> None:
+    """Fast tests write a build's downloads in the test's own process, unless marked
+    ``forked_writer`` (the tests of that writer); the slow tier builds as a user's build
+    does. A build forks its writer to use a CPU the rendering leaves idle, but here every
+    CPU has a worker of its own, and forking a worker's large heap (page tables, then a
+    copy of each page either process writes) costs more than the overlap gains."""
+    import sitegen.pages.render as render
+
+    global _forked_below
+    if _forked_below is None:
+        _forked_below = render.WRITE_BESIDE_BELOW_RECORDS
+    forked = _in_slow_test or item.get_closest_marker("forked_writer") is not None
+    render.WRITE_BESIDE_BELOW_RECORDS = _forked_below if forked else 0
+
+
+_forked_below: int | None = None
+"""``sitegen.pages.render.WRITE_BESIDE_BELOW_RECORDS`` as sitegen sets it."""
 
 
 MAX_WORKERS = 8

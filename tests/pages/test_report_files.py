@@ -16,6 +16,8 @@ from sitegen.core.forked import CAN_FORK
 from sitegen.pages import downloads, render
 from tests.sitefixtures import PROJECT, publishable_campaign
 
+pytestmark = pytest.mark.forked_writer
+
 
 def _file_bytes(docs: dict) -> dict[str, bytes]:
     return {
