@@ -28,7 +28,7 @@ from sitegen.statistics.setups import (
     setup_records,
 )
 from sitegen.statistics.speed import present
-from sitegen.statistics.trials import enters_statistics, generation_rates
+from sitegen.statistics.trials import generation_rates
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,9 @@ class CrossRow:
 def _input_keys(report: Report) -> dict[tuple[str, str], str]:
     """(condition, input id) → the SHA-256 of the prompt texts its usable records sent
     (several joined when they differ): what matches an input across campaigns."""
-    rows = report.campaign.rows
-    rows = rows[enters_statistics(rows)].dropna(subset=["prompt_sha256"])
+    table = report.campaign.table
+    rows = table.rows.loc[table.usable, ["condition_id", "input_id", "prompt_sha256"]]
+    rows = rows.dropna(subset=["prompt_sha256"])
     groups = rows.groupby(["condition_id", "input_id"], sort=False)["prompt_sha256"]
     # Grouped by two columns of ids: each key is a (condition, input) pair of strings.
     return {cast(tuple[str, str], key): " ".join(sorted(set(hashes))) for key, hashes in groups}
@@ -127,7 +128,7 @@ def _measured(report: Report, condition_id: str, input_id: str) -> list[TrialRec
     """The usable records of one condition × input of ``report``, as the setups read them."""
     rows = report.campaign.rows
     selected = (
-        enters_statistics(rows)
+        report.campaign.table.usable
         & (rows["condition_id"] == condition_id)
         & (rows["input_id"] == input_id)
     )

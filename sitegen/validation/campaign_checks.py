@@ -18,7 +18,6 @@ from sitegen.core.errors import ConfigError, DataError, Issue
 from sitegen.plan.engine_registry import is_publishable
 from sitegen.plan.items import make_suite, plan_items
 from sitegen.records.campaign import Campaign, utc_time
-from sitegen.records.inclusion import enters_statistics
 from sitegen.records.layout import RECORDS_FILE
 from sitegen.records.record_models import UNKNOWN_REMOTE_SHA256, Provenance, TrialRecord
 from sitegen.records.series_factor import factor_fields, factor_value
@@ -288,7 +287,7 @@ def _files_as_signed(campaign: Campaign) -> list[Issue]:
 @check("C-USABLE", "campaign")
 def _has_usable_trials(campaign: Campaign) -> list[Issue]:
     rows = campaign.rows
-    if enters_statistics(rows).any():
+    if campaign.table.usable.any():
         return []
     measured = rows[rows["role"] == "measured"]
     if measured.empty:
@@ -368,7 +367,7 @@ def _examples_declared(campaign: Campaign) -> list[Issue]:
     if not campaign.annotations.curated_examples:
         return []
     rows = campaign.rows
-    usable = set(rows.loc[enters_statistics(rows), "trial_id"])
+    usable = set(rows.loc[campaign.table.usable, "trial_id"])
     return [
         violation(
             "C-EXAMPLE",
