@@ -117,7 +117,9 @@ class Redactor:
         """``host[:port]`` labelled: the host as ``host``, the port as a hash of both (a
         label stays itself, as in ``host``)."""
         head, colon, port = netloc.rpartition(":")
-        if colon and _PORT_LABEL.fullmatch(port) and self._is_label(head):
+        # A published address (the audit redacts published records again): ``localhost``
+        # is the loopback's label as much as ``host-…`` is a host's.
+        if colon and _PORT_LABEL.fullmatch(port) and (head == LOOPBACK or self._is_label(head)):
             return netloc
         if not (colon and port.isdigit() and (head.endswith("]") or ":" not in head)):
             head, port = netloc, ""

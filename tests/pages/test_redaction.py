@@ -302,6 +302,18 @@ def test_equal_values_stay_equal_and_different_stay_different():
     assert a.provenance.env == b.provenance.env  # the same secret, the same label
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["http://localhost:39485", "http://127.0.0.1:8080", "http://[::1]:8080", "http://gpu-a:80"],
+)
+def test_a_published_address_redacted_again_stays_as_published(url):
+    # The audit redacts the published records again and compares: redaction is idempotent.
+    published = Redactor(RedactPolicy()).record(_record("gpu-a", url, MODEL_PATH))
+    again = Redactor(RedactPolicy()).record(published)
+    assert again.provenance.flags["base_url"] == published.provenance.flags["base_url"]
+    assert ":port-" in published.provenance.flags["base_url"]
+
+
 def test_paths_are_reduced_to_file_names_and_addresses_to_labels():
     redactor = Redactor(RedactPolicy())
     text = (
